@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package glass needs to build, test and benchmark.
+# Idempotent: packages already present are left alone. Run as root (or with sudo).
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config xz-utils
+  nlohmann-json3-dev   # JSON: config.json, tokenizer.json, fixtures, CLI output
+  libpcre2-dev         # tokenizer split regex with Unicode properties
+  libutf8proc-dev      # NFC normalization
+  libcli11-dev         # command-line parsing
+  libcpp-httplib-dev   # HTTP server
+  libhwy-dev           # Highway SIMD with runtime dispatch
+  libgtest-dev libgmock-dev  # tests
+  libbenchmark-dev     # kernel micro-benchmarks
+  python3 python3-numpy      # test: .npy dumps load in numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,33 @@
+// Errors: one exception type whose message names the file, field or parameter at fault.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace glass {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
+template <class... Args>
+[[noreturn]] void fail(const Args&... args) {
+  throw Error(str_cat(args...));
+}
+
+// Human-readable byte count, e.g. "12.0 KiB".
+std::string format_bytes(double bytes);
+
+// Integer with thousands separators, e.g. "57,344".
+std::string format_count(unsigned long long n);
+
+}  // namespace glass

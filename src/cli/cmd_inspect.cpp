@@ -1,0 +1,119 @@
+// glass inspect: what a checkpoint is, tensor by tensor, and what its KV cache costs.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "io/checkpoint.h"
+#include "model/qwen2_model.h"
+
+namespace glass::cli {
+
+namespace {
+
+void print_config(const ModelConfig& c) {
+  std::printf("architecture          %s\n", c.architecture.c_str());
+  std::printf("hidden size           %lld\n", static_cast<long long>(c.hidden_size));
+  std::printf("layers                %lld\n", static_cast<long long>(c.num_layers));
+  std::printf("attention heads       %lld query / %lld KV (GQA, %lld query heads per KV head)\n",
+              static_cast<long long>(c.num_heads), static_cast<long long>(c.num_kv_heads),
+              static_cast<long long>(c.num_heads / c.num_kv_heads));
+  std::printf("head dim              %lld\n", static_cast<long long>(c.head_dim));
+  std::printf("MLP intermediate      %lld\n", static_cast<long long>(c.intermediate_size));
+  std::printf("vocab rows            %lld\n", static_cast<long long>(c.vocab_size));
+  std::printf("tied embeddings       %s\n", c.tie_word_embeddings ? "yes" : "no");
+  std::printf("rope theta            %g\n", c.rope_theta);
+  std::printf("rms norm eps          %g\n", c.rms_norm_eps);
+  std::printf("max positions         %lld\n", static_cast<long long>(c.max_position_embeddings));
+  std::printf("parameters            %s (from the config's shapes)\n",
+              format_count(static_cast<unsigned long long>(c.parameter_count())).c_str());
+}
+
+void print_kv(const ModelConfig& c, KVType kv) {
+  const size_t esz = kv_type_size(kv);
+  const int64_t per_token = c.kv_bytes_per_token(esz);
+  std::printf("KV cache (%s)         %s bytes per token (%s) = 2 (K,V) x %lld layers x %lld KV heads x %lld dim x %zu bytes\n",
+              kv_type_name(kv), format_count(static_cast<unsigned long long>(per_token)).c_str(),
+              format_bytes(static_cast<double>(per_token)).c_str(), static_cast<long long>(c.num_layers),
+              static_cast<long long>(c.num_kv_heads), static_cast<long long>(c.head_dim), esz);
+  std::printf("KV cache, full context %s bytes (%s) for %lld tokens\n",
+              format_count(static_cast<unsigned long long>(per_token * c.max_position_embeddings)).c_str(),
+              format_bytes(static_cast<double>(per_token * c.max_position_embeddings)).c_str(),
+              static_cast<long long>(c.max_position_embeddings));
+}
+
+Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
+  const int64_t per_token = c.kv_bytes_per_token(kv_type_size(kv));
+  Json j = {{"config", c.to_json()},
+            {"parameters", c.parameter_count()},
+            {"kv_cache", {{"dtype", kv_type_name(kv)},
+                          {"bytes_per_token", per_token},
+                          {"context", c.max_position_embeddings},
+                          {"bytes_full_context", per_token * c.max_position_embeddings}}}};
+  if (ckpt != nullptr) {
+    Json tensors = Json::array();
+    for (const TensorInfo* t : ckpt->tensors())
+      tensors.push_back({{"name", t->name}, {"shape", t->shape}, {"dtype", dtype_name(t->dtype)}, {"bytes", t->nbytes}});
+    j["tensors"] = tensors;
+    j["weight_bytes"] = ckpt->weight_bytes();
+    j["weight_files"] = ckpt->weight_files();
+  }
+  return j;
+}
+
+}  // namespace
+
+Command add_inspect_command(CLI::App& app) {
+  struct Options {
+    std::string model, kv_type = "bf16", format = "text";
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("inspect", "Architecture, tensors, parameter count and KV-cache size of a checkpoint");
+  sub->add_option("-m,--model", o->model,
+                  "Checkpoint folder, or a config.json alone (default: the built-in demo model)");
+  sub->add_option("--kv-type", o->kv_type, "KV-cache element type: f32, f16, bf16")->capture_default_str();
+  sub->add_option("--format", o->format, "text or json")->capture_default_str();
+
+  return {sub, [o] {
+            KVType kv;
+            if (!parse_kv_type(o->kv_type.c_str(), &kv)) fail("--kv-type: \"", o->kv_type, "\" is not one of f32, f16, bf16");
+            if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
+            const bool config_only = !o->model.empty() && !is_directory(o->model);
+            std::unique_ptr<Checkpoint> ckpt;
+            ModelConfig c;
+            if (config_only) {
+              c = load_model_config(o->model);
+            } else {
+              ckpt = std::make_unique<Checkpoint>(resolve_model_dir(o->model));
+              c = ckpt->config();
+            }
+            if (o->format == "json") {
+              if (ckpt) Qwen2Model model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
+              std::cout << inspect_json(c, kv, ckpt.get()).dump() << "\n";
+              return 0;
+            }
+            std::printf("model                 %s\n", config_only ? o->model.c_str() : ckpt->dir().c_str());
+            print_config(c);
+            print_kv(c, kv);
+            if (!ckpt) {
+              std::printf("weights               not read (config only)\n");
+              return 0;
+            }
+            // Validates every tensor the forward pass reads against the config.
+            Qwen2Model model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
+            int64_t counted = 0;
+            for (const TensorInfo* t : ckpt->tensors()) counted += t->numel();
+            std::printf("weights               %s bytes (%s) in %zu file(s), %s parameters stored\n",
+                        format_count(ckpt->weight_bytes()).c_str(), format_bytes(static_cast<double>(ckpt->weight_bytes())).c_str(),
+                        ckpt->weight_files().size(), format_count(static_cast<unsigned long long>(counted)).c_str());
+            std::printf("\n%-56s %-16s %-6s %s\n", "tensor", "shape", "dtype", "bytes");
+            for (const TensorInfo* t : ckpt->tensors())
+              std::printf("%-56s %-16s %-6s %s\n", t->name.c_str(), t->shape_string().c_str(), dtype_name(t->dtype),
+                          format_count(t->nbytes).c_str());
+            return 0;
+          }};
+}
+
+}  // namespace glass::cli

@@ -1,0 +1,77 @@
+// The operations the Qwen2 forward pass is written in. The reference kernels are the
+// oracle: plain loops, double accumulation. Fast kernels implement the same interface
+// and are tested against the reference on random inputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/weight_matrix.h"
+
+namespace glass {
+
+// Element type of the KV cache.
+enum class KVType { F32, F16, BF16 };
+const char* kv_type_name(KVType t);
+bool parse_kv_type(const char* s, KVType* out);
+size_t kv_type_size(KVType t);
+
+// The keys and values one query token attends to: `length` positions stored in
+// blocks of `block_size` positions. Block b of the sequence lives at
+// k_base + block_ids[b] * block_stride (and likewise for v); inside a block, position
+// j holds kv_heads * head_dim elements contiguously.
+struct AttentionRow {
+  const int32_t* block_ids = nullptr;
+  int64_t length = 0;
+};
+
+struct AttentionArgs {
+  const float* q = nullptr;  // [n, heads, head_dim], already rotated
+  float* out = nullptr;      // [n, heads, head_dim]
+  int64_t n = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  float scale = 1.0f;  // 1 / sqrt(head_dim)
+  KVType kv_type = KVType::F32;
+  const std::byte* k_base = nullptr;
+  const std::byte* v_base = nullptr;
+  size_t block_stride = 0;  // bytes between consecutive blocks
+  int64_t block_size = 0;
+  const AttentionRow* rows = nullptr;  // [n]
+  // Optional, for the trace: softmax weights, [n, heads, max_length] with -1 padding
+  // beyond each row's length. nullptr when nobody asked.
+  float* weights_out = nullptr;
+  int64_t weights_stride = 0;  // max_length
+};
+
+class Kernels {
+ public:
+  virtual ~Kernels() = default;
+  virtual const char* name() const = 0;
+
+  // y[n, w.rows] = x[n, w.cols] · wᵀ (+ bias[w.rows] when bias is non-null).
+  virtual void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) = 0;
+
+  // y[i] = x[i] / sqrt(mean(x[i]²) + eps) * weight, for each of n rows of dim values.
+  virtual void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y) = 0;
+
+  // Rotate-half RoPE in place on x[n, heads, head_dim]: for i < head_dim/2 the pair
+  // (x[i], x[i + head_dim/2]) turns by the angle whose cos/sin are cos[t, i], sin[t, i].
+  virtual void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin) = 0;
+
+  // out[i] = silu(gate[i]) * up[i]; out may alias gate.
+  virtual void silu_mul(const float* gate, const float* up, int64_t count, float* out) = 0;
+
+  // x[i] += y[i].
+  virtual void add(float* x, const float* y, int64_t count) = 0;
+
+  // Causal grouped-query attention over the KV cache; query head h reads KV head
+  // h / (heads / kv_heads).
+  virtual void attention(const AttentionArgs& args) = 0;
+
+  // Writes one row of kv_dim floats into a KV-cache slot, converting to the cache type.
+  virtual void store_kv(KVType type, const float* src, int64_t kv_dim, std::byte* dst) = 0;
+};
+
+}  // namespace glass

@@ -1,0 +1,29 @@
+// Random-weight checkpoints at real Qwen2.5 shapes, in the Hugging Face layout.
+// Benchmarks use them (speed does not depend on values) and the build makes the demo
+// model with them. The same seed gives the same bytes on every machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/model_config.h"
+#include "io/safetensors.h"
+
+namespace glass {
+
+// "demo", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b",
+// "qwen2.5-32b", "qwen2.5-72b" (the "qwen2.5-" prefix is optional).
+ModelConfig model_preset(const std::string& name);
+std::vector<std::string> model_preset_names();
+
+struct RandomCheckpointOptions {
+  DType dtype = DType::BF16;  // BF16, F16 or F32
+  uint64_t seed = 0;
+};
+
+// Writes config.json, generation_config.json (Qwen2.5-Instruct's) and model.safetensors
+// into `dir` (created if needed). Tokenizer files are the caller's business.
+void write_random_checkpoint(const ModelConfig& config, const std::string& dir, const RandomCheckpointOptions& options);
+
+}  // namespace glass

@@ -1,0 +1,118 @@
+// End-to-end tests of the glass binary.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include "io/model_config.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+using test::run_glass;
+using test::shell_quote;
+using test::TempDir;
+
+bool file_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+TEST(Cli, InspectReports7BKVCachePerToken) {
+  TempDir tmp;
+  ModelConfig c;
+  c.hidden_size = 3584;
+  c.num_layers = 28;
+  c.num_heads = 28;
+  c.num_kv_heads = 4;
+  c.head_dim = 128;
+  c.intermediate_size = 18944;
+  c.vocab_size = 152064;
+  c.max_position_embeddings = 32768;
+  c.rope_theta = 1e6;
+  test::write_string(tmp.file("config.json"), c.to_json().dump(2));
+  auto r = run_glass("inspect -m " + shell_quote(tmp.file("config.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("57,344 bytes per token"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("28 query / 4 KV"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("7,615,616,512"), std::string::npos) << r.out;
+  r = run_glass("inspect --format json -m " + shell_quote(tmp.file("config.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 57344);
+  EXPECT_EQ(j["kv_cache"]["bytes_full_context"], 57344ll * 32768);
+  r = run_glass("inspect --kv-type f32 -m " + shell_quote(tmp.file("config.json")));
+  EXPECT_NE(r.out.find("114,688 bytes per token"), std::string::npos) << r.out;
+}
+
+TEST(Cli, InspectListsTensorsOfTheDemoModel) {
+  const auto r = run_glass("inspect");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("built-in demo model"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("meaningless"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("model.embed_tokens.weight"), std::string::npos);
+  EXPECT_NE(r.out.find("[151936, 64]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BF16"), std::string::npos);
+  EXPECT_NE(r.out.find("model.layers.3.mlp.down_proj.weight"), std::string::npos);
+}
+
+TEST(Cli, LogitsWritesLastOrAllPositions) {
+  TempDir tmp;
+  auto r = run_glass("logits --ids '9707 11 1879' --out " + shell_quote(tmp.file("last.f32")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto last = test::read_f32_file(tmp.file("last.f32"));
+  ASSERT_EQ(last.size(), 151936u);
+  r = run_glass("logits -m " + shell_quote(test::demo_model_dir()) + " --ids 9707,11,1879 --all-positions --out " +
+                shell_quote(tmp.file("all.f32")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto all = test::read_f32_file(tmp.file("all.f32"));
+  ASSERT_EQ(all.size(), 3u * 151936u);
+  for (size_t i = 0; i < last.size(); ++i) ASSERT_EQ(all[2 * 151936 + i], last[i]);
+}
+
+TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
+  TempDir tmp;
+  const std::string out = tmp.file("x.f32");
+  struct Case {
+    std::string args, expect;
+  };
+  const std::vector<Case> cases = {
+      {"logits -m " + shell_quote(tmp.file("none")) + " --ids 1 --out " + shell_quote(out), "does not exist"},
+      {"logits -m " + shell_quote(tmp.path()) + " --ids 1 --out " + shell_quote(out), "config.json: missing"},
+      {"logits --ids 'one two' --out " + shell_quote(out), "--ids: \"one\" is not a token id"},
+      {"logits --ids '' --out " + shell_quote(out), "--ids: no token ids"},
+      {"logits --ids 151936 --out " + shell_quote(out), "token id 151936 is out of range"},
+      {"logits --ids 1 --out " + shell_quote(tmp.file("no/such/dir/x.f32")), "cannot create"},
+      {"inspect --kv-type q4 ", "--kv-type"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_glass(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_LT(r.exit_code, 128) << c.args << ": crashed\n" << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_FALSE(file_exists(out)) << c.args << " left an output file";
+  }
+}
+
+TEST(Cli, UsageErrors) {
+  auto r = run_glass("");
+  EXPECT_NE(r.exit_code, 0);
+  r = run_glass("frobnicate");
+  EXPECT_NE(r.exit_code, 0);
+  r = run_glass("logits --ids 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+}
+
+TEST(Cli, RandomModelIsDeterministic) {
+  TempDir a, b;
+  ASSERT_EQ(run_glass("random-model --like demo --seed 3 --no-tokenizer --quiet --out " + shell_quote(a.path())).exit_code, 0);
+  ASSERT_EQ(run_glass("random-model --like demo --seed 3 --no-tokenizer --quiet --out " + shell_quote(b.path())).exit_code, 0);
+  EXPECT_EQ(test::read_string(a.file("model.safetensors")), test::read_string(b.file("model.safetensors")));
+  const auto r = run_glass("random-model --like qwen9 --out " + shell_quote(a.file("x")));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown model shape \"qwen9\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace glass

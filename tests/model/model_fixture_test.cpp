@@ -1,0 +1,208 @@
+// Golden tests: every fixture model folder with a golden.json (a float64 transformers
+// forward of the same weights). Cases are discovered at run time from GLASS_FIXTURES.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "base/json_fields.h"
+#include "kernels/reference_kernels.h"
+#include "model/qwen2_model.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+constexpr double kTol = 1e-4;
+
+std::vector<int32_t> ids_of(const Json& j) { return j.get<std::vector<int32_t>>(); }
+
+// Collects whole stage tensors by golden stage name ("embed", "layer0", "final_norm").
+class StageRecorder : public TraceSink {
+ public:
+  bool wants(std::string_view stage, int) const override {
+    return stage == "embed" || stage == "output" || stage == "final_norm";
+  }
+  void record(const StageTensor& t) override {
+    std::string name = t.stage == "output" ? "layer" + std::to_string(t.layer) : std::string(t.stage);
+    stages[name] = {t.data, t.data + t.numel()};
+    widths[name] = t.axes.back().size;
+  }
+  std::map<std::string, std::vector<float>> stages;
+  std::map<std::string, int64_t> widths;
+};
+
+std::vector<float> forward_all(const Qwen2Model& m, const std::vector<int32_t>& ids, TraceSink* trace = nullptr) {
+  KVCache cache(m.config(), KVType::F32, static_cast<int64_t>(ids.size()) + 32);
+  ReferenceKernels k;
+  std::vector<float> logits;
+  m.forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, k, logits, trace);
+  return logits;
+}
+
+class GoldenModel : public ::testing::Test {
+ public:
+  explicit GoldenModel(std::string dir) : dir_(std::move(dir)) {}
+
+ protected:
+  void SetUp() override {
+    golden_ = read_json_file(dir_ + "/golden.json");
+    model_ = std::make_unique<Qwen2Model>(Qwen2Model::load(dir_));
+    ASSERT_FALSE(golden_["cases"].empty()) << dir_ << ": golden.json has no cases";
+  }
+  std::string dir_;
+  Json golden_;
+  std::unique_ptr<Qwen2Model> model_;
+};
+
+class LogitsMatch : public GoldenModel {
+ public:
+  using GoldenModel::GoldenModel;
+  void TestBody() override {
+    const int64_t vocab = model_->config().vocab_size;
+    const auto probe_ids = ids_of(golden_["probe_ids"]);
+    for (const Json& c : golden_["cases"]) {
+      const std::string name = c["name"];
+      SCOPED_TRACE("case " + name);
+      const auto ids = ids_of(c["ids"]);
+      const auto logits = forward_all(*model_, ids);
+      ASSERT_EQ(logits.size(), ids.size() * static_cast<size_t>(vocab));
+      for (size_t p = 0; p < ids.size(); ++p) {
+        const float* row = &logits[p * vocab];
+        int64_t argmax = 0;
+        double max = -INFINITY;
+        for (int64_t v = 0; v < vocab; ++v)
+          if (row[v] > max) max = row[v], argmax = v;
+        EXPECT_EQ(argmax, c["top10_ids"][p][0].get<int64_t>()) << "argmax at position " << p;
+        for (size_t i = 0; i < 10; ++i) {
+          const int64_t id = c["top10_ids"][p][i];
+          EXPECT_NEAR(row[id], c["top10_logits"][p][i].get<double>(), kTol) << "top-10 logit of " << id << " at " << p;
+        }
+        double sum = 0;
+        for (int64_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(row[v]) - max);
+        EXPECT_NEAR(max + std::log(sum), c["logsumexp"][p].get<double>(), kTol) << "logsumexp at " << p;
+        for (size_t i = 0; i < probe_ids.size(); ++i)
+          EXPECT_NEAR(row[probe_ids[i]], c["probe_logits"][p][i].get<double>(), kTol)
+              << "probe id " << probe_ids[i] << " at position " << p;
+      }
+      const auto golden_last = test::read_f32_file(dir_ + "/golden_last_logits." + name + ".f32");
+      ASSERT_EQ(golden_last.size(), static_cast<size_t>(vocab)) << "golden_last_logits." << name << ".f32";
+      const float* last = &logits[(ids.size() - 1) * vocab];
+      double worst = 0;
+      for (int64_t v = 0; v < vocab; ++v) worst = std::max(worst, std::fabs(double(last[v]) - golden_last[v]));
+      EXPECT_LE(worst, kTol) << "max |logit - golden| over the last position's " << vocab << " logits";
+    }
+  }
+};
+
+class TraceMatches : public GoldenModel {
+ public:
+  using GoldenModel::GoldenModel;
+  void TestBody() override {
+    const Json& trace = golden_["trace"];
+    const Json* prompt_case = nullptr;
+    for (const Json& c : golden_["cases"])
+      if (c["name"] == trace["prompt"]) prompt_case = &c;
+    ASSERT_NE(prompt_case, nullptr) << "trace prompt " << trace["prompt"] << " is not a case";
+    StageRecorder rec;
+    forward_all(*model_, ids_of((*prompt_case)["ids"]), &rec);
+    ASSERT_FALSE(trace["stages"].empty());
+    for (const Json& s : trace["stages"]) {
+      const std::string stage = s["stage"];
+      ASSERT_TRUE(rec.stages.count(stage)) << "stage " << stage << " was not traced";
+      const auto& data = rec.stages[stage];
+      const int64_t width = rec.widths[stage];
+      for (size_t p = 0; p < s["rms"].size(); ++p) {
+        double ss = 0;
+        for (int64_t i = 0; i < width; ++i) ss += double(data[p * width + i]) * data[p * width + i];
+        EXPECT_NEAR(std::sqrt(ss / width), s["rms"][p].get<double>(), kTol) << stage << " rms at " << p;
+        for (size_t i = 0; i < 8; ++i)
+          EXPECT_NEAR(data[p * width + i], s["first8"][p][i].get<double>(), kTol) << stage << " value " << i << " at " << p;
+      }
+    }
+  }
+};
+
+class CachedDecodeMatchesFull : public GoldenModel {
+ public:
+  using GoldenModel::GoldenModel;
+  void TestBody() override {
+    const int64_t vocab = model_->config().vocab_size;
+    for (const Json& c : golden_["cases"]) {
+      SCOPED_TRACE("case " + c["name"].get<std::string>());
+      const auto ids = ids_of(c["ids"]);
+      const auto full = forward_all(*model_, ids);
+      KVCache cache(model_->config(), KVType::F32, static_cast<int64_t>(ids.size()));
+      const int32_t s = cache.add_sequence();
+      ReferenceKernels k;
+      const size_t prefill = ids.size() / 2 + 1;
+      std::vector<float> logits;
+      model_->forward(Batch::prompt({ids.begin(), ids.begin() + static_cast<long>(prefill)}, s, 0, true), cache, k, logits);
+      std::vector<float> got = logits;
+      for (size_t p = prefill; p < ids.size(); ++p) {
+        model_->forward(Batch::prompt({ids[p]}, s, static_cast<int32_t>(p), false), cache, k, logits);
+        got.insert(got.end(), logits.begin(), logits.end());
+      }
+      ASSERT_EQ(got.size(), full.size());
+      double worst = 0;
+      for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - full[i]));
+      EXPECT_LE(worst, kTol) << "prefill " << prefill << " + decode vs full recompute over " << ids.size() << "x" << vocab;
+    }
+  }
+};
+
+class GreedyMatches : public GoldenModel {
+ public:
+  using GoldenModel::GoldenModel;
+  void TestBody() override {
+    const int64_t vocab = model_->config().vocab_size;
+    for (const Json& c : golden_["cases"]) {
+      SCOPED_TRACE("case " + c["name"].get<std::string>());
+      auto ids = ids_of(c["ids"]);
+      const auto expected = ids_of(c["greedy_new_ids"]);
+      const auto margins = c["greedy_margins"].get<std::vector<double>>();
+      KVCache cache(model_->config(), KVType::F32, static_cast<int64_t>(ids.size() + expected.size()));
+      const int32_t s = cache.add_sequence();
+      ReferenceKernels k;
+      std::vector<float> logits;
+      model_->forward(Batch::prompt(ids, s, 0, false), cache, k, logits);
+      for (size_t step = 0; step < expected.size(); ++step) {
+        const auto next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        if (margins[step] > 1e-3) {
+          ASSERT_EQ(next, expected[step]) << "greedy step " << step << " (golden margin " << margins[step] << ")";
+        } else if (next != expected[step]) {
+          break;  // a near-tie decided the other way; later steps are not comparable
+        }
+        ASSERT_LT(next, vocab);
+        model_->forward(Batch::prompt({next}, s, static_cast<int32_t>(ids.size()), false), cache, k, logits);
+        ids.push_back(next);
+      }
+    }
+  }
+};
+
+template <class T>
+void register_test(const std::string& suite, const std::string& dir) {
+  const std::string name = dir.substr(dir.find_last_of('/') + 1);
+  ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                          [dir]() -> ::testing::Test* { return new T(dir); });
+}
+
+}  // namespace
+}  // namespace glass
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const auto dirs = glass::test::fixture_dirs_with("golden.json");
+  if (dirs.empty()) {
+    std::fprintf(stderr, "no model fixtures (folders with golden.json) under %s\n", glass::test::fixtures_root().c_str());
+    return 1;
+  }
+  for (const auto& dir : dirs) {
+    glass::register_test<glass::LogitsMatch>("GoldenLogits", dir);
+    glass::register_test<glass::TraceMatches>("GoldenTrace", dir);
+    glass::register_test<glass::CachedDecodeMatchesFull>("GoldenCachedDecode", dir);
+    glass::register_test<glass::GreedyMatches>("GoldenGreedy", dir);
+  }
+  return RUN_ALL_TESTS();
+}

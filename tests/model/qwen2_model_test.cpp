@@ -1,0 +1,194 @@
+#include "model/qwen2_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/reference_kernels.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+using test::TempDir;
+using test::thrown_error;
+
+std::vector<float> run_prompt(const Qwen2Model& m, const std::vector<int32_t>& ids, bool all) {
+  KVCache cache(m.config(), KVType::F32, 64);
+  ReferenceKernels k;
+  std::vector<float> logits;
+  m.forward(Batch::prompt(ids, cache.add_sequence(), 0, all), cache, k, logits);
+  return logits;
+}
+
+TEST(Qwen2Model, LogitsHaveTheVocabShapeAndAreFinite) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  Qwen2Model m = Qwen2Model::load(tmp.path());
+  const auto all = run_prompt(m, {1, 2, 3, 4}, true);
+  ASSERT_EQ(all.size(), 4u * 128u);
+  for (float v : all) ASSERT_TRUE(std::isfinite(v));
+  const auto last = run_prompt(m, {1, 2, 3, 4}, false);
+  ASSERT_EQ(last.size(), 128u);
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(last[i], all[3 * 128 + i]);
+}
+
+TEST(Qwen2Model, DecodeWithCacheEqualsFullRecompute) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  Qwen2Model m = Qwen2Model::load(tmp.path());
+  const std::vector<int32_t> ids = {5, 17, 99, 3, 42, 7, 64, 1, 2, 127, 0, 33, 8, 9, 10, 11, 12, 13};
+  for (KVType kv : {KVType::F32, KVType::BF16}) {
+    // The full pass reads K/V back from a cache of the same type, so both round alike.
+    KVCache full_cache(m.config(), kv, 64);
+    ReferenceKernels fk;
+    std::vector<float> full;
+    m.forward(Batch::prompt(ids, full_cache.add_sequence(), 0, true), full_cache, fk, full);
+    KVCache cache(m.config(), kv, 64, 4);  // small blocks: the sequence spans several
+    const int32_t s = cache.add_sequence();
+    ReferenceKernels k;
+    std::vector<float> logits;
+    m.forward(Batch::prompt({ids.begin(), ids.begin() + 5}, s, 0, true), cache, k, logits);
+    std::vector<float> stepwise = logits;
+    for (size_t p = 5; p < ids.size(); ++p) {
+      m.forward(Batch::prompt({ids[p]}, s, static_cast<int32_t>(p), false), cache, k, logits);
+      stepwise.insert(stepwise.end(), logits.begin(), logits.end());
+    }
+    ASSERT_EQ(stepwise.size(), full.size());
+    for (size_t i = 0; i < full.size(); ++i) ASSERT_NEAR(stepwise[i], full[i], 1e-5) << kv_type_name(kv) << " " << i;
+  }
+}
+
+TEST(Qwen2Model, MixedBatchEqualsSequencesAlone) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  Qwen2Model m = Qwen2Model::load(tmp.path());
+  const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6, 7}, b = {100, 50};
+  const auto alone_a = run_prompt(m, a, false), alone_b = run_prompt(m, b, false);
+  KVCache cache(m.config(), KVType::F32, 64, 4);
+  const int32_t sa = cache.add_sequence(), sb = cache.add_sequence();
+  Batch batch;
+  for (size_t i = 0; i < a.size(); ++i) batch.add(a[i], static_cast<int32_t>(i), sa, i + 1 == a.size());
+  for (size_t i = 0; i < b.size(); ++i) batch.add(b[i], static_cast<int32_t>(i), sb, i + 1 == b.size());
+  ReferenceKernels k;
+  std::vector<float> logits;
+  m.forward(batch, cache, k, logits);
+  ASSERT_EQ(logits.size(), 2u * 128u);
+  for (int i = 0; i < 128; ++i) {
+    EXPECT_NEAR(logits[i], alone_a[i], 1e-5);
+    EXPECT_NEAR(logits[128 + i], alone_b[i], 1e-5);
+  }
+}
+
+TEST(Qwen2Model, UntiedAndF32AndF16Checkpoints) {
+  ModelConfig c = test::tiny_config();
+  c.tie_word_embeddings = false;
+  for (DType d : {DType::F32, DType::F16, DType::BF16}) {
+    TempDir tmp;
+    test::write_tiny_checkpoint(tmp.path(), c, d);
+    Qwen2Model m = Qwen2Model::load(tmp.path());
+    const auto logits = run_prompt(m, {3, 1, 4}, false);
+    ASSERT_EQ(logits.size(), 128u);
+    for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << dtype_name(d);
+  }
+}
+
+TEST(Qwen2Model, ConvertedWeightTypesStayClose) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config(), DType::F32);
+  const std::vector<int32_t> ids = {9, 8, 7, 6, 5};
+  const auto ref = run_prompt(Qwen2Model::load(tmp.path()), ids, false);
+  // Bounds on the relative rms logit error against f32 weights, a few times what each
+  // format's rounding gives on this tiny model (hidden 32: little averaging of errors).
+  for (auto [t, tol] : {std::pair{WeightType::BF16, 0.015f}, {WeightType::F16, 0.002f}, {WeightType::Q8_0, 0.03f},
+                        {WeightType::Q4_0, 0.35f}}) {
+    LoadOptions o;
+    o.weight_type = t;
+    Qwen2Model m = Qwen2Model::load(tmp.path(), o);
+    EXPECT_EQ(m.weight_type(), t);
+    const auto got = run_prompt(m, ids, false);
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      err += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
+      norm += double(ref[i]) * ref[i];
+    }
+    std::printf("%s: relative rms error %.5f\n", weight_type_name(t), std::sqrt(err / norm));
+    EXPECT_LT(std::sqrt(err / norm), tol) << weight_type_name(t);
+    EXPECT_GT(err, 0.0) << weight_type_name(t) << " should differ from f32 at all";
+  }
+}
+
+// Rewrites dir/model.safetensors through `edit`.
+void edit_weights(const std::string& dir, const std::function<void(std::vector<TensorToWrite>&)>& edit) {
+  const std::string bytes = test::read_string(dir + "/model.safetensors");
+  TempDir hold;
+  test::write_string(hold.file("copy.safetensors"), bytes);
+  SafetensorsFile f(hold.file("copy.safetensors"));
+  std::vector<TensorToWrite> ts;
+  for (const auto& [name, t] : f.tensors()) ts.push_back({name, t.dtype, t.shape, t.data, t.nbytes});
+  edit(ts);
+  write_safetensors(dir + "/model.safetensors", ts);
+}
+
+TEST(Qwen2Model, MissingTensorNamesIt) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  edit_weights(tmp.path(), [](auto& ts) {
+    std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.1.self_attn.k_proj.bias"; });
+  });
+  const std::string e = thrown_error([&] { Qwen2Model::load(tmp.path()); });
+  EXPECT_NE(e.find("tensor \"model.layers.1.self_attn.k_proj.bias\" is missing"), std::string::npos) << e;
+}
+
+TEST(Qwen2Model, WrongShapeNamesTensorAndConfig) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  std::vector<uint16_t> wrong(64 * 32);
+  edit_weights(tmp.path(), [&](auto& ts) {
+    for (auto& t : ts)
+      if (t.name == "model.layers.0.mlp.up_proj.weight") t = {t.name, DType::BF16, {32, 64}, wrong.data(), wrong.size() * 2};
+  });
+  const std::string e = thrown_error([&] { Qwen2Model::load(tmp.path()); });
+  EXPECT_NE(e.find("\"model.layers.0.mlp.up_proj.weight\" has shape [32, 64]"), std::string::npos) << e;
+  EXPECT_NE(e.find("config.json implies [64, 32]"), std::string::npos) << e;
+}
+
+TEST(Qwen2Model, UnsupportedDtypeNamesIt) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  std::vector<int8_t> q(32);
+  edit_weights(tmp.path(), [&](auto& ts) {
+    for (auto& t : ts)
+      if (t.name == "model.norm.weight") t = {t.name, DType::I8, {32}, q.data(), q.size()};
+  });
+  const std::string e = thrown_error([&] { Qwen2Model::load(tmp.path()); });
+  EXPECT_NE(e.find("\"model.norm.weight\" has dtype I8"), std::string::npos) << e;
+  EXPECT_NE(e.find("BF16, F16 and F32"), std::string::npos) << e;
+}
+
+TEST(Qwen2Model, RejectsOutOfRangeTokensAndFullCache) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  Qwen2Model m = Qwen2Model::load(tmp.path());
+  KVCache cache(m.config(), KVType::F32, 4, 4);
+  ReferenceKernels k;
+  std::vector<float> logits;
+  const int32_t s = cache.add_sequence();
+  std::string e = thrown_error([&] { m.forward(Batch::prompt({1, 128}, s, 0, false), cache, k, logits); });
+  EXPECT_NE(e.find("token id 128 is out of range"), std::string::npos) << e;
+  e = thrown_error([&] { m.forward(Batch::prompt({1, 2, 3, 4, 5}, s, 0, false), cache, k, logits); });
+  EXPECT_NE(e.find("KV cache is full"), std::string::npos) << e;
+}
+
+TEST(Qwen2Model, TwoModelsAreIndependent) {
+  TempDir a, b;
+  test::write_tiny_checkpoint(a.path(), test::tiny_config(), DType::BF16, 1);
+  test::write_tiny_checkpoint(b.path(), test::tiny_config(), DType::BF16, 2);
+  Qwen2Model ma = Qwen2Model::load(a.path()), mb = Qwen2Model::load(b.path());
+  const auto la = run_prompt(ma, {1, 2}, false), lb = run_prompt(mb, {1, 2}, false);
+  EXPECT_NE(la, lb);
+  EXPECT_EQ(run_prompt(ma, {1, 2}, false), la);
+}
+
+}  // namespace
+}  // namespace glass

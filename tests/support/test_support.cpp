@@ -1,0 +1,172 @@
+#include "support/test_support.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "model/random_checkpoint.h"
+
+namespace glass::test {
+
+std::string fixtures_root() {
+  const char* env = std::getenv("GLASS_FIXTURES");
+  return env != nullptr && *env != '\0' ? env : GLASS_DEFAULT_FIXTURES;
+}
+
+namespace {
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+void remove_tree(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    for (const auto& n : list_dir(path)) remove_tree(path + "/" + n);
+    ::rmdir(path.c_str());
+  } else {
+    ::unlink(path.c_str());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> fixture_dirs_with(const std::string& marker) {
+  std::vector<std::string> out;
+  const std::string root = fixtures_root();
+  for (const auto& n : list_dir(root))
+    if (exists(root + "/" + n + "/" + marker)) out.push_back(root + "/" + n);
+  return out;
+}
+
+std::vector<std::string> fixture_files(const std::string& folder, const std::string& extension) {
+  std::vector<std::string> out;
+  const std::string dir = fixtures_root() + "/" + folder;
+  for (const auto& n : list_dir(dir))
+    if (n.size() > extension.size() && n.compare(n.size() - extension.size(), extension.size(), extension) == 0)
+      out.push_back(dir + "/" + n);
+  return out;
+}
+
+std::string glass_binary() { return GLASS_BINARY; }
+std::string demo_model_dir() { return GLASS_DEMO_MODEL_DIR; }
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string(base != nullptr && *base ? base : "/tmp") + "/glass-test-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() { remove_tree(path_); }
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+CommandResult run_command(const std::string& command_line, const std::string& stdin_text) {
+  TempDir tmp;
+  const std::string in = tmp.file("stdin"), out = tmp.file("stdout"), err = tmp.file("stderr");
+  write_string(in, stdin_text);
+  const std::string full = "(" + command_line + ") <" + shell_quote(in) + " >" + shell_quote(out) + " 2>" + shell_quote(err);
+  CommandResult r;
+  int status = std::system(full.c_str());
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  r.out = read_string(out);
+  r.err = read_string(err);
+  return r;
+}
+
+CommandResult run_glass(const std::string& args, const std::string& stdin_text) {
+  return run_command(shell_quote(glass_binary()) + " " + args, stdin_text);
+}
+
+ModelConfig tiny_config() {
+  ModelConfig c;
+  c.hidden_size = 32;
+  c.num_layers = 2;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 8;
+  c.intermediate_size = 64;
+  c.vocab_size = 128;
+  c.max_position_embeddings = 256;
+  c.rope_theta = 10000.0;
+  c.tie_word_embeddings = true;
+  return c;
+}
+
+void write_tiny_checkpoint(const std::string& dir, const ModelConfig& config, DType dtype, uint64_t seed) {
+  RandomCheckpointOptions o;
+  o.dtype = dtype;
+  o.seed = seed;
+  write_random_checkpoint(config, dir, o);
+}
+
+std::string thrown_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected glass::Error, got another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected glass::Error, nothing was thrown";
+  return "";
+}
+
+std::vector<float> read_f32_file(const std::string& path) {
+  const std::string bytes = read_string(path);
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+void write_string(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+std::string read_string(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace glass::test

@@ -1,0 +1,62 @@
+// Shared helpers for glass tests: fixture discovery, temporary folders, running the CLI.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/model_config.h"
+#include "io/safetensors.h"
+
+namespace glass::test {
+
+// GLASS_FIXTURES, or ../shared/fixtures beside the repository.
+std::string fixtures_root();
+// Sub-folders of the fixture root (sorted) that contain `marker` (e.g. "golden.json").
+std::vector<std::string> fixture_dirs_with(const std::string& marker);
+// Files matching `folder/*.json` under the fixture root (sorted).
+std::vector<std::string> fixture_files(const std::string& folder, const std::string& extension = ".json");
+
+std::string glass_binary();
+std::string demo_model_dir();
+
+// A fresh folder under the system temp dir, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs a shell command line; stdout and stderr captured separately; optional stdin text.
+CommandResult run_command(const std::string& command_line, const std::string& stdin_text = "");
+// Runs build/glass with arguments (already shell-quoted where needed).
+CommandResult run_glass(const std::string& args, const std::string& stdin_text = "");
+std::string shell_quote(const std::string& s);
+
+// A tiny valid Qwen2 config (vocab 128) for tests that write their own checkpoints.
+ModelConfig tiny_config();
+// Writes a random checkpoint of `config` into `dir` (config.json + model.safetensors).
+void write_tiny_checkpoint(const std::string& dir, const ModelConfig& config, DType dtype = DType::BF16,
+                           uint64_t seed = 7);
+
+// The message of the glass::Error that `f` throws; fails the test (returns "") when it
+// throws nothing or something else.
+std::string thrown_error(const std::function<void()>& f);
+
+std::vector<float> read_f32_file(const std::string& path);
+void write_string(const std::string& path, const std::string& text);
+std::string read_string(const std::string& path);
+
+}  // namespace glass::test
