@@ -45,6 +45,13 @@ struct AttentionArgs {
   int64_t weights_stride = 0;  // max_length
 };
 
+// One output of a matmul that shares its input with others (q, k and v of a layer).
+struct MatmulOutput {
+  const WeightMatrix* w;
+  const float* bias;  // may be null
+  float* y;           // [n, w->rows]
+};
+
 class Kernels {
  public:
   virtual ~Kernels() = default;
@@ -52,6 +59,15 @@ class Kernels {
 
   // y[n, w.rows] = x[n, w.cols] · wᵀ (+ bias[w.rows] when bias is non-null).
   virtual void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) = 0;
+
+  // Several matmuls over the same x (all weights have the same cols); lets a fast
+  // implementation prepare x once and run them in one parallel region.
+  virtual void matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) {
+    for (size_t i = 0; i < count; ++i) matmul(*outputs[i].w, x, n, outputs[i].bias, outputs[i].y);
+  }
+
+  // out[n, gate.rows] = silu(x · gateᵀ) * (x · upᵀ): the SwiGLU MLP's first half.
+  virtual void mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n, float* out);
 
   // y[i] = x[i] / sqrt(mean(x[i]²) + eps) * weight, for each of n rows of dim values.
   virtual void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y) = 0;

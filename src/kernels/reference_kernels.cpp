@@ -29,6 +29,13 @@ bool parse_kv_type(const char* s, KVType* out) {
 
 size_t kv_type_size(KVType t) { return t == KVType::F32 ? 4 : 2; }
 
+void Kernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n, float* out) {
+  std::vector<float> u(static_cast<size_t>(n * up.rows));
+  matmul(gate, x, n, nullptr, out);
+  matmul(up, x, n, nullptr, u.data());
+  silu_mul(out, u.data(), n * gate.rows, out);
+}
+
 float load_kv(KVType t, const std::byte* row, int64_t i) {
   switch (t) {
     case KVType::F32: {
@@ -49,6 +56,7 @@ void ReferenceKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, 
     for (int64_t t = 0; t < n; ++t) {
       const float* xt = x + t * w.cols;
       double acc = 0;
+#pragma omp simd reduction(+ : acc)
       for (int64_t c = 0; c < w.cols; ++c) acc += static_cast<double>(row[c]) * xt[c];
       if (bias != nullptr) acc += bias[r];
       y[t * w.rows + r] = static_cast<float>(acc);

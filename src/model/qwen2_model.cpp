@@ -171,7 +171,8 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
       fail("KV cache is full: no free block for position ", batch.positions[t], " of sequence ", batch.sequences[t]);
 
   std::vector<float> x(n * H), xb(n * H), q(n * nh * hd), kk(n * nkv * hd), v(n * nkv * hd);
-  std::vector<float> att(n * nh * hd), gate(n * I), up(n * I);
+  std::vector<float> att(n * nh * hd), gate(n * I), up;
+  if (trace != nullptr) up.resize(static_cast<size_t>(n * I));
 
   // Token embedding.
   for (int64_t t = 0; t < n; ++t) dequantize_row(embed_, batch.tokens[t], &x[t * H]);
@@ -206,9 +207,10 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     // Attention block: x += o_proj(attention(rope(q), rope(k), v)).
     k.rmsnorm(x.data(), w.input_norm.data(), n, H, eps, xb.data());
     emit(trace, "attn_norm", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
-    k.matmul(w.q, xb.data(), n, w.q_bias.data(), q.data());
-    k.matmul(w.k, xb.data(), n, w.k_bias.data(), kk.data());
-    k.matmul(w.v, xb.data(), n, w.v_bias.data(), v.data());
+    const MatmulOutput qkv[3] = {{&w.q, w.q_bias.data(), q.data()},
+                                 {&w.k, w.k_bias.data(), kk.data()},
+                                 {&w.v, w.v_bias.data(), v.data()}};
+    k.matmul_multi(qkv, 3, xb.data(), n);
     emit(trace, "q", layer, q.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
     emit(trace, "k", layer, kk.data(), {{"pos", n}, {"kv_heads", nkv}, {"dim", hd}}, batch);
     emit(trace, "v", layer, v.data(), {{"pos", n}, {"kv_heads", nkv}, {"dim", hd}}, batch);
@@ -252,11 +254,15 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     // MLP block: x += down(silu(gate(x)) * up(x)).
     k.rmsnorm(x.data(), w.post_norm.data(), n, H, eps, xb.data());
     emit(trace, "mlp_norm", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
-    k.matmul(w.gate, xb.data(), n, nullptr, gate.data());
-    k.matmul(w.up, xb.data(), n, nullptr, up.data());
-    emit(trace, "gate", layer, gate.data(), {{"pos", n}, {"intermediate", I}}, batch);
-    emit(trace, "up", layer, up.data(), {{"pos", n}, {"intermediate", I}}, batch);
-    k.silu_mul(gate.data(), up.data(), n * I, gate.data());
+    if (trace != nullptr && (trace->wants("gate", layer) || trace->wants("up", layer))) {
+      k.matmul(w.gate, xb.data(), n, nullptr, gate.data());
+      k.matmul(w.up, xb.data(), n, nullptr, up.data());
+      emit(trace, "gate", layer, gate.data(), {{"pos", n}, {"intermediate", I}}, batch);
+      emit(trace, "up", layer, up.data(), {{"pos", n}, {"intermediate", I}}, batch);
+      k.silu_mul(gate.data(), up.data(), n * I, gate.data());
+    } else {
+      k.mlp_gate_up(w.gate, w.up, xb.data(), n, gate.data());
+    }
     emit(trace, "mlp_act", layer, gate.data(), {{"pos", n}, {"intermediate", I}}, batch);
     k.matmul(w.down, gate.data(), n, nullptr, xb.data());
     emit(trace, "down", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);

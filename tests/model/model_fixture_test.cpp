@@ -6,7 +6,7 @@
 #include <map>
 
 #include "base/json_fields.h"
-#include "kernels/reference_kernels.h"
+#include "kernels/backend.h"
 #include "model/qwen2_model.h"
 #include "support/test_support.h"
 
@@ -32,17 +32,19 @@ class StageRecorder : public TraceSink {
   std::map<std::string, int64_t> widths;
 };
 
-std::vector<float> forward_all(const Qwen2Model& m, const std::vector<int32_t>& ids, TraceSink* trace = nullptr) {
+std::vector<float> forward_all(const Qwen2Model& m, Kernels& k, const std::vector<int32_t>& ids,
+                               TraceSink* trace = nullptr) {
   KVCache cache(m.config(), KVType::F32, static_cast<int64_t>(ids.size()) + 32);
-  ReferenceKernels k;
   std::vector<float> logits;
   m.forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, k, logits, trace);
   return logits;
 }
 
+// Each golden test runs on every backend: the reference kernels and the fast CPU
+// kernels (f32 activations and KV cache, weights as stored), with the same bounds.
 class GoldenModel : public ::testing::Test {
  public:
-  explicit GoldenModel(std::string dir) : dir_(std::move(dir)) {}
+  GoldenModel(std::string dir, std::string backend) : dir_(std::move(dir)), backend_(backend, 2) {}
 
  protected:
   void SetUp() override {
@@ -51,6 +53,7 @@ class GoldenModel : public ::testing::Test {
     ASSERT_FALSE(golden_["cases"].empty()) << dir_ << ": golden.json has no cases";
   }
   std::string dir_;
+  Backend backend_;
   Json golden_;
   std::unique_ptr<Qwen2Model> model_;
 };
@@ -65,7 +68,7 @@ class LogitsMatch : public GoldenModel {
       const std::string name = c["name"];
       SCOPED_TRACE("case " + name);
       const auto ids = ids_of(c["ids"]);
-      const auto logits = forward_all(*model_, ids);
+      const auto logits = forward_all(*model_, backend_.kernels(), ids);
       ASSERT_EQ(logits.size(), ids.size() * static_cast<size_t>(vocab));
       for (size_t p = 0; p < ids.size(); ++p) {
         const float* row = &logits[p * vocab];
@@ -105,7 +108,7 @@ class TraceMatches : public GoldenModel {
       if (c["name"] == trace["prompt"]) prompt_case = &c;
     ASSERT_NE(prompt_case, nullptr) << "trace prompt " << trace["prompt"] << " is not a case";
     StageRecorder rec;
-    forward_all(*model_, ids_of((*prompt_case)["ids"]), &rec);
+    forward_all(*model_, backend_.kernels(), ids_of((*prompt_case)["ids"]), &rec);
     ASSERT_FALSE(trace["stages"].empty());
     for (const Json& s : trace["stages"]) {
       const std::string stage = s["stage"];
@@ -131,10 +134,10 @@ class CachedDecodeMatchesFull : public GoldenModel {
     for (const Json& c : golden_["cases"]) {
       SCOPED_TRACE("case " + c["name"].get<std::string>());
       const auto ids = ids_of(c["ids"]);
-      const auto full = forward_all(*model_, ids);
+      const auto full = forward_all(*model_, backend_.kernels(), ids);
       KVCache cache(model_->config(), KVType::F32, static_cast<int64_t>(ids.size()));
       const int32_t s = cache.add_sequence();
-      ReferenceKernels k;
+      Kernels& k = backend_.kernels();
       const size_t prefill = ids.size() / 2 + 1;
       std::vector<float> logits;
       model_->forward(Batch::prompt({ids.begin(), ids.begin() + static_cast<long>(prefill)}, s, 0, true), cache, k, logits);
@@ -163,7 +166,7 @@ class GreedyMatches : public GoldenModel {
       const auto margins = c["greedy_margins"].get<std::vector<double>>();
       KVCache cache(model_->config(), KVType::F32, static_cast<int64_t>(ids.size() + expected.size()));
       const int32_t s = cache.add_sequence();
-      ReferenceKernels k;
+      Kernels& k = backend_.kernels();
       std::vector<float> logits;
       model_->forward(Batch::prompt(ids, s, 0, false), cache, k, logits);
       for (size_t step = 0; step < expected.size(); ++step) {
@@ -183,9 +186,11 @@ class GreedyMatches : public GoldenModel {
 
 template <class T>
 void register_test(const std::string& suite, const std::string& dir) {
-  const std::string name = dir.substr(dir.find_last_of('/') + 1);
-  ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                          [dir]() -> ::testing::Test* { return new T(dir); });
+  for (const char* backend : {"reference", "cpu"}) {
+    const std::string name = dir.substr(dir.find_last_of('/') + 1) + "/" + backend;
+    ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [dir, backend]() -> ::testing::Test* { return new T(dir, backend); });
+  }
 }
 
 }  // namespace

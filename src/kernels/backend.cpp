@@ -1,0 +1,26 @@
+#include "kernels/backend.h"
+
+#include "base/error.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/reference_kernels.h"
+
+namespace glass {
+
+Backend::Backend(const std::string& name, int threads) : name_(name) {
+  if (threads < 0) fail("--threads: must be 0 (all CPUs) or positive, got ", threads);
+  if (name == "cpu") {
+    pool_ = std::make_unique<ThreadPool>(threads);
+    kernels_ = std::make_unique<CpuKernels>(*pool_);
+  } else if (name == "reference") {
+    kernels_ = std::make_unique<ReferenceKernels>();
+  } else {
+    fail("--kernels: \"", name, "\" is not one of cpu, reference");
+  }
+}
+
+std::string Backend::description() const {
+  if (name_ == "reference") return "reference (scalar, 1 thread)";
+  return str_cat("cpu (", CpuKernels::simd_target(), ", ", threads(), threads() == 1 ? " thread)" : " threads)");
+}
+
+}  // namespace glass

@@ -1,0 +1,580 @@
+// SIMD kernels, compiled once per CPU target by Highway's foreach_target and
+// dispatched at run time. See simd_kernels.h for the contract.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd_kernels.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "base/half.h"
+#include "kernels/simd_kernels.h"
+
+// Re-evaluated for each target: the int8 kernels use x86 intrinsics where available.
+#undef GLASS_X86_INT8
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#include <immintrin.h>
+#define GLASS_X86_INT8 1
+#else
+#define GLASS_X86_INT8 0
+#endif
+
+#ifndef GLASS_SIMD_KERNELS_ONCE
+#define GLASS_SIMD_KERNELS_ONCE
+namespace glass::simd {
+// Activations for the int8 kernels: one block per 32 values.
+struct ActBlock {
+  float scale;
+  int8_t q[32];
+};
+}  // namespace glass::simd
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace glass::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// The one horizontal reduction every matmul tile uses, so every output element is
+// summed the same way: lanes first, then the scalar tail, then the bias.
+HWY_INLINE float Finish(DF df, VF acc, float tail, const float* bias, int64_t r) {
+  float s = hn::GetLane(hn::SumOfLanes(df, acc)) + tail;
+  if (bias != nullptr) s += bias[r];
+  return s;
+}
+
+// ---------------------------------------------------------------- activations
+
+size_t PreparedRowBytes(WeightType type, int64_t cols) {
+  if (is_block_quantized(type)) return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+  return static_cast<size_t>(cols) * sizeof(float);
+}
+
+// BF16 kernels read 2L weights as L u32 lanes and split them into even and odd
+// elements; the activations are stored in that order: per chunk of 2L values, the L
+// even ones, then the L odd ones. Values past the last whole chunk stay in order.
+void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  for (int64_t t = 0; t < n; ++t) {
+    const float* src = x + t * cols;
+    std::byte* row = out + static_cast<size_t>(t) * PreparedRowBytes(type, cols);
+    switch (type) {
+      case WeightType::F32:
+      case WeightType::F16:
+        std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(float));
+        break;
+      case WeightType::BF16: {
+        auto* dst = reinterpret_cast<float*>(row);
+        const int64_t whole = cols / (2 * L) * (2 * L);
+        for (int64_t c = 0; c < whole; c += 2 * L) {
+          for (int64_t j = 0; j < L; ++j) {
+            dst[c + j] = src[c + 2 * j];
+            dst[c + L + j] = src[c + 2 * j + 1];
+          }
+        }
+        for (int64_t c = whole; c < cols; ++c) dst[c] = src[c];
+        break;
+      }
+      case WeightType::Q8_0:
+      case WeightType::Q4_0: {
+        auto* blocks = reinterpret_cast<ActBlock*>(row);
+        for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
+          const float* v = src + b * kQuantBlock;
+          float amax = 0;
+          for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
+          const float d = amax / 127.0f;
+          const float id = d != 0 ? 1.0f / d : 0.0f;
+          blocks[b].scale = d;
+          for (int j = 0; j < 32; ++j) blocks[b].q[j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
+        }
+        break;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- float tiles
+
+// R weight rows x T tokens. `x` points at token t0's prepared row; rows of x are
+// `xstride` floats apart. Output y[t * ystride + r].
+template <int R, int T>
+HWY_INLINE void TileBF16(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
+                         float* y, int64_t ystride) {
+  const DF df;
+  const hn::RebindToUnsigned<DF> du;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t cols = w.cols;
+  const int64_t whole = cols / (2 * L) * (2 * L);
+  const auto hi_mask = hn::Set(du, 0xFFFF0000u);
+  VF acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
+  const uint16_t* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const uint16_t*>(w.row(r0 + r));
+  for (int64_t c = 0; c < whole; c += 2 * L) {
+    for (int r = 0; r < R; ++r) {
+      const auto u = hn::LoadU(du, reinterpret_cast<const uint32_t*>(wr[r] + c));
+      const VF even = hn::BitCast(df, hn::ShiftLeft<16>(u));
+      const VF odd = hn::BitCast(df, hn::And(u, hi_mask));
+      for (int t = 0; t < T; ++t) {
+        const float* xt = x + t * xstride + c;
+        acc[r][t] = hn::MulAdd(even, hn::LoadU(df, xt), acc[r][t]);
+        acc[r][t] = hn::MulAdd(odd, hn::LoadU(df, xt + L), acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float tail = 0;
+      for (int64_t c = whole; c < cols; ++c) tail += bf16_to_f32(wr[r][c]) * x[t * xstride + c];
+      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
+    }
+  }
+}
+
+template <int R, int T>
+HWY_INLINE void TileF16(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
+                        float* y, int64_t ystride) {
+  const DF df;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t cols = w.cols;
+  const int64_t whole = cols / L * L;
+  VF acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
+  const uint16_t* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const uint16_t*>(w.row(r0 + r));
+  for (int64_t c = 0; c < whole; c += L) {
+    for (int r = 0; r < R; ++r) {
+      const VF wv = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(wr[r] + c)));
+      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float tail = 0;
+      for (int64_t c = whole; c < cols; ++c) tail += f16_to_f32(wr[r][c]) * x[t * xstride + c];
+      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
+    }
+  }
+}
+
+template <int R, int T>
+HWY_INLINE void TileF32(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
+                        float* y, int64_t ystride) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t cols = w.cols;
+  const int64_t whole = cols / L * L;
+  VF acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
+  const float* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const float*>(w.row(r0 + r));
+  for (int64_t c = 0; c < whole; c += L) {
+    for (int r = 0; r < R; ++r) {
+      const VF wv = hn::LoadU(df, wr[r] + c);
+      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float tail = 0;
+      for (int64_t c = whole; c < cols; ++c) tail += wr[r][c] * x[t * xstride + c];
+      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- int8 tiles
+
+// Weights of one block as 32 signed bytes: q8_0 as stored, q4_0 unpacked to -8..7.
+#if GLASS_X86_INT8
+HWY_INLINE __m256i WeightBytes(const BlockQ8_0& b) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q));
+}
+HWY_INLINE __m256i WeightBytes(const BlockQ4_0& b) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);  // high nibbles -> upper lane
+  const __m256i nibbles = _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+  return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
+}
+#else
+HWY_INLINE void WeightBytes(const BlockQ8_0& b, int8_t* out) { std::memcpy(out, b.q, 32); }
+HWY_INLINE void WeightBytes(const BlockQ4_0& b, int8_t* out) {
+  for (int j = 0; j < 16; ++j) {
+    out[j] = static_cast<int8_t>((b.q[j] & 0x0f) - 8);
+    out[j + 16] = static_cast<int8_t>((b.q[j] >> 4) - 8);
+  }
+}
+#endif
+
+// Per block: the exact int32 dot of 32 weight and activation bytes, scaled by both
+// block scales and accumulated in float. The same order in every tile.
+template <class Block, int R, int T>
+HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, int64_t xstride_blocks,
+                         const float* bias, float* y, int64_t ystride) {
+  const int64_t nb = w.cols / kQuantBlock;
+  const Block* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const Block*>(w.row(r0 + r));
+#if GLASS_X86_INT8
+  const hn::Full256<float> d8;
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int r = 0; r < R; ++r) {
+      const __m256i wq = WeightBytes(wr[r][b]);
+      const __m256i wabs = _mm256_sign_epi8(wq, wq);
+      const float dw = f16_to_f32(wr[r][b].scale);
+      for (int t = 0; t < T; ++t) {
+        const ActBlock& xb = x[t * xstride_blocks + b];
+        const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.q));
+        const __m256i xs = _mm256_sign_epi8(xq, wq);  // sign of w moved onto x
+        const __m256i p16 = _mm256_maddubs_epi16(wabs, xs);
+        const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+        acc[r][t] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * xb.scale), acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      hn::Vec256<float> v;
+      v.raw = acc[r][t];
+      float s = hn::GetLane(hn::SumOfLanes(d8, v));
+      if (bias != nullptr) s += bias[r0 + r];
+      y[t * ystride + r0 + r] = s;
+    }
+  }
+#else
+  float acc[R][T] = {};
+  int8_t wq[32];
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int r = 0; r < R; ++r) {
+      WeightBytes(wr[r][b], wq);
+      const float dw = f16_to_f32(wr[r][b].scale);
+      for (int t = 0; t < T; ++t) {
+        const ActBlock& xb = x[t * xstride_blocks + b];
+        int32_t dot = 0;
+        for (int j = 0; j < 32; ++j) dot += static_cast<int32_t>(wq[j]) * xb.q[j];
+        acc[r][t] += static_cast<float>(dot) * (dw * xb.scale);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) y[t * ystride + r0 + r] = acc[r][t] + (bias != nullptr ? bias[r0 + r] : 0.0f);
+#endif
+}
+
+// ---------------------------------------------------------------- matmul driver
+
+template <int R, int T>
+HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
+                     float* y, int64_t ystride) {
+  switch (w.type) {
+    case WeightType::BF16:
+      TileBF16<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
+      return;
+    case WeightType::F16:
+      TileF16<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
+      return;
+    case WeightType::F32:
+      TileF32<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
+      return;
+    case WeightType::Q8_0:
+      TileInt8<BlockQ8_0, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared),
+                                static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
+      return;
+    case WeightType::Q4_0:
+      TileInt8<BlockQ4_0, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared),
+                                static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
+      return;
+  }
+}
+
+// Rows in steps of R, then one at a time.
+template <int R, int T>
+HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_end, const std::byte* prepared,
+                         size_t prow, const float* bias, float* y) {
+  int64_t r = row_begin;
+  for (; r + R <= row_end; r += R) Tile<R, T>(w, r, prepared, prow, bias, y, w.rows);
+  for (; r < row_end; ++r) Tile<1, T>(w, r, prepared, prow, bias, y, w.rows);
+}
+
+void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
+                const float* bias, float* y) {
+  const size_t prow = PreparedRowBytes(w.type, w.cols);
+  if (n == 1) {  // decode: memory-bound, many rows in flight
+    RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y);
+    return;
+  }
+  // Prefill: token blocks small enough that their activations stay in L2 while the
+  // weight rows stream past, then 4x3 register tiles.
+  constexpr int64_t T = 3;
+  const int64_t block = std::max<int64_t>(T, std::min<int64_t>(96, (256 << 10) / static_cast<int64_t>(prow)) / T * T);
+  for (int64_t t0 = 0; t0 < n; t0 += block) {
+    const int64_t t1 = std::min(n, t0 + block);
+    for (int64_t r = row_begin; r < row_end; r += 4) {
+      const int64_t rows = std::min<int64_t>(4, row_end - r);
+      int64_t t = t0;
+      for (; t + T <= t1; t += T) {
+        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
+        float* yt = y + t * w.rows;
+        if (rows == 4) Tile<4, 3>(w, r, xp, prow, bias, yt, w.rows);
+        else RowSweep<4, 3>(w, r, r + rows, xp, prow, bias, yt);
+      }
+      for (; t < t1; ++t) {
+        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
+        RowSweep<4, 1>(w, r, r + rows, xp, prow, bias, y + t * w.rows);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- elementwise
+
+void RmsNorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t whole = dim / L * L;
+  for (int64_t t = 0; t < n; ++t) {
+    const float* xt = x + t * dim;
+    float* yt = y + t * dim;
+    VF ss = hn::Zero(df);
+    for (int64_t i = 0; i < whole; i += L) {
+      const VF v = hn::LoadU(df, xt + i);
+      ss = hn::MulAdd(v, v, ss);
+    }
+    float sum = hn::GetLane(hn::SumOfLanes(df, ss));
+    for (int64_t i = whole; i < dim; ++i) sum += xt[i] * xt[i];
+    const float inv = 1.0f / std::sqrt(sum / static_cast<float>(dim) + eps);
+    const VF vinv = hn::Set(df, inv);
+    for (int64_t i = 0; i < whole; i += L)
+      hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(df, xt + i), vinv), hn::LoadU(df, weight + i)), df, yt + i);
+    for (int64_t i = whole; i < dim; ++i) yt[i] = xt[i] * inv * weight[i];
+  }
+}
+
+void SiluMul(const float* gate, const float* up, int64_t count, float* out) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const VF one = hn::Set(df, 1.0f);
+  int64_t i = 0;
+  for (; i + L <= count; i += L) {
+    const VF g = hn::LoadU(df, gate + i);
+    const VF silu = hn::Div(g, hn::Add(one, hn::Exp(df, hn::Neg(g))));
+    hn::StoreU(hn::Mul(silu, hn::LoadU(df, up + i)), df, out + i);
+  }
+  for (; i < count; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void Add(float* x, const float* y, int64_t count) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + L <= count; i += L) hn::StoreU(hn::Add(hn::LoadU(df, x + i), hn::LoadU(df, y + i)), df, x + i);
+  for (; i < count; ++i) x[i] += y[i];
+}
+
+void Rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t half = head_dim / 2;
+  for (int64_t t = 0; t < n; ++t) {
+    const float* c = cos + t * half;
+    const float* s = sin + t * half;
+    for (int64_t h = 0; h < heads; ++h) {
+      float* v = x + (t * heads + h) * head_dim;
+      int64_t i = 0;
+      for (; i + L <= half; i += L) {
+        const VF a = hn::LoadU(df, v + i), b = hn::LoadU(df, v + half + i);
+        const VF vc = hn::LoadU(df, c + i), vs = hn::LoadU(df, s + i);
+        hn::StoreU(hn::NegMulAdd(b, vs, hn::Mul(a, vc)), df, v + i);
+        hn::StoreU(hn::MulAdd(a, vs, hn::Mul(b, vc)), df, v + half + i);
+      }
+      for (; i < half; ++i) {
+        const float a = v[i], b = v[i + half];
+        v[i] = a * c[i] - b * s[i];
+        v[i + half] = b * c[i] + a * s[i];
+      }
+    }
+  }
+}
+
+void StoreKV(KVType type, const float* src, int64_t count, std::byte* dst) {
+  switch (type) {
+    case KVType::F32: std::memcpy(dst, src, static_cast<size_t>(count) * 4); return;
+    case KVType::BF16: {
+      auto* p = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < count; ++i) p[i] = f32_to_bf16(src[i]);
+      return;
+    }
+    case KVType::F16: {
+      auto* p = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < count; ++i) p[i] = f32_to_f16(src[i]);
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- attention
+
+// L values of a KV row starting at element i, as float.
+HWY_INLINE VF LoadKV(DF df, KVType type, const std::byte* row, int64_t i) {
+  switch (type) {
+    case KVType::BF16: {
+      const hn::Rebind<hwy::bfloat16_t, DF> db;
+      return hn::PromoteTo(df, hn::LoadU(db, reinterpret_cast<const hwy::bfloat16_t*>(row) + i));
+    }
+    case KVType::F16: {
+      const hn::Rebind<hwy::float16_t, DF> dh;
+      return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(row) + i));
+    }
+    case KVType::F32: break;
+  }
+  return hn::LoadU(df, reinterpret_cast<const float*>(row) + i);
+}
+
+HWY_INLINE float KVScalar(KVType type, const std::byte* row, int64_t i) {
+  switch (type) {
+    case KVType::BF16: return bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+    case KVType::F16: return f16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+    case KVType::F32: break;
+  }
+  return reinterpret_cast<const float*>(row)[i];
+}
+
+int64_t AttentionScratchFloats(const AttentionArgs& a) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  return a.head_dim + (a.block_size + L - 1) / L * L;
+}
+
+void AttentionTasks(const AttentionArgs& a, int64_t task_begin, int64_t task_end, float* scratch) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t hd = a.head_dim;
+  const int64_t whole = hd / L * L;
+  const int64_t group = a.heads / a.kv_heads;
+  const int64_t kv_dim = a.kv_heads * hd;
+  const size_t esz = kv_type_size(a.kv_type);
+  const size_t pos_bytes = static_cast<size_t>(kv_dim) * esz;
+  float* acc = scratch;            // [hd]
+  float* scores = scratch + hd;    // [block_size rounded up to L]
+  const int64_t padded = (a.block_size + L - 1) / L * L;
+  for (int64_t task = task_begin; task < task_end; ++task) {
+    const int64_t t = task / a.heads, h = task % a.heads, kvh = h / group;
+    const float* q = a.q + (t * a.heads + h) * hd;
+    const AttentionRow& row = a.rows[t];
+    std::fill(acc, acc + hd, 0.0f);
+    float m = -std::numeric_limits<float>::infinity(), l = 0;
+    for (int64_t p0 = 0; p0 < row.length; p0 += a.block_size) {
+      const int64_t nb = std::min(a.block_size, row.length - p0);
+      const size_t block_off = static_cast<size_t>(row.block_ids[p0 / a.block_size]) * a.block_stride +
+                               static_cast<size_t>(kvh * hd) * esz;
+      const std::byte* kb = a.k_base + block_off;
+      const std::byte* vb = a.v_base + block_off;
+      float block_max = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < nb; ++j) {
+        const std::byte* k = kb + static_cast<size_t>(j) * pos_bytes;
+        VF dot = hn::Zero(df);
+        for (int64_t i = 0; i < whole; i += L) dot = hn::MulAdd(hn::LoadU(df, q + i), LoadKV(df, a.kv_type, k, i), dot);
+        float s = hn::GetLane(hn::SumOfLanes(df, dot));
+        for (int64_t i = whole; i < hd; ++i) s += q[i] * KVScalar(a.kv_type, k, i);
+        scores[j] = s * a.scale;
+        block_max = std::max(block_max, scores[j]);
+      }
+      for (int64_t j = nb; j < padded; ++j) scores[j] = -std::numeric_limits<float>::infinity();
+      const float m_new = std::max(m, block_max);
+      const float correction = std::exp(m - m_new);  // 0 on the first block
+      const VF vm = hn::Set(df, m_new);
+      for (int64_t j = 0; j < padded; j += L) {
+        const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, scores + j), vm));
+        hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(0, nb - j))), e), df,
+                   scores + j);
+      }
+      l *= correction;
+      const VF vcorr = hn::Set(df, correction);
+      for (int64_t i = 0; i < whole; i += L) hn::StoreU(hn::Mul(hn::LoadU(df, acc + i), vcorr), df, acc + i);
+      for (int64_t i = whole; i < hd; ++i) acc[i] *= correction;
+      for (int64_t j = 0; j < nb; ++j) {
+        const float p = scores[j];
+        l += p;
+        const std::byte* v = vb + static_cast<size_t>(j) * pos_bytes;
+        const VF vp = hn::Set(df, p);
+        for (int64_t i = 0; i < whole; i += L)
+          hn::StoreU(hn::MulAdd(vp, LoadKV(df, a.kv_type, v, i), hn::LoadU(df, acc + i)), df, acc + i);
+        for (int64_t i = whole; i < hd; ++i) acc[i] += p * KVScalar(a.kv_type, v, i);
+      }
+      m = m_new;
+    }
+    float* out = a.out + (t * a.heads + h) * hd;
+    const float inv = 1.0f / l;
+    for (int64_t i = 0; i < hd; ++i) out[i] = acc[i] * inv;
+  }
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace glass::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace glass::simd {
+
+HWY_EXPORT(TargetName);
+HWY_EXPORT(PreparedRowBytes);
+HWY_EXPORT(PrepareRows);
+HWY_EXPORT(MatmulRows);
+HWY_EXPORT(RmsNorm);
+HWY_EXPORT(SiluMul);
+HWY_EXPORT(Add);
+HWY_EXPORT(Rope);
+HWY_EXPORT(StoreKV);
+HWY_EXPORT(AttentionScratchFloats);
+HWY_EXPORT(AttentionTasks);
+
+const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+std::vector<int64_t> available_targets() { return hwy::SupportedAndGeneratedTargets(); }
+void force_target(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
+const char* name_of_target(int64_t target) { return hwy::TargetName(target); }
+size_t prepared_row_bytes(WeightType type, int64_t cols) { return HWY_DYNAMIC_DISPATCH(PreparedRowBytes)(type, cols); }
+void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out) {
+  HWY_DYNAMIC_DISPATCH(PrepareRows)(type, x, n, cols, out);
+}
+void matmul_rows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
+                 const float* bias, float* y) {
+  HWY_DYNAMIC_DISPATCH(MatmulRows)(w, prepared, n, row_begin, row_end, bias, y);
+}
+void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y) {
+  HWY_DYNAMIC_DISPATCH(RmsNorm)(x, weight, n, dim, eps, y);
+}
+void silu_mul(const float* gate, const float* up, int64_t count, float* out) {
+  HWY_DYNAMIC_DISPATCH(SiluMul)(gate, up, count, out);
+}
+void add(float* x, const float* y, int64_t count) { HWY_DYNAMIC_DISPATCH(Add)(x, y, count); }
+void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin) {
+  HWY_DYNAMIC_DISPATCH(Rope)(x, n, heads, head_dim, cos, sin);
+}
+void store_kv(KVType type, const float* src, int64_t count, std::byte* dst) {
+  HWY_DYNAMIC_DISPATCH(StoreKV)(type, src, count, dst);
+}
+int64_t attention_scratch_floats(const AttentionArgs& args) { return HWY_DYNAMIC_DISPATCH(AttentionScratchFloats)(args); }
+void attention_tasks(const AttentionArgs& args, int64_t task_begin, int64_t task_end, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(AttentionTasks)(args, task_begin, task_end, scratch);
+}
+
+}  // namespace glass::simd
+#endif

@@ -1,0 +1,51 @@
+// Single-threaded SIMD building blocks, compiled for several CPU targets with Highway
+// and dispatched at run time to the best one this CPU supports. CpuKernels splits the
+// work across threads and calls these on ranges.
+//
+// Every output element is computed by the same sequence of operations whatever the
+// batch size or tile shape, so a sequence's results never depend on what else is in
+// its batch (batch invariance).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/weight_matrix.h"
+
+namespace glass::simd {
+
+// Name of the target the dispatcher picks on this CPU ("AVX2", "AVX3", "EMU128", ...).
+const char* target_name();
+
+// For tests: the targets compiled in that this CPU runs, and a way to force one
+// (0 restores the automatic choice). Process-wide; tests only.
+std::vector<int64_t> available_targets();
+void force_target(int64_t target);
+const char* name_of_target(int64_t target);
+
+// Activations are prepared once per matmul in the layout the weight type's kernel
+// reads: f32 (F32, F16), f32 reordered within each vector-pair of values (BF16), or
+// blocks of 32 int8 values with a float scale (Q8_0, Q4_0).
+size_t prepared_row_bytes(WeightType type, int64_t cols);
+void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out);
+
+// y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) and all n
+// tokens; y has w.rows columns. `prepared` comes from prepare_rows.
+void matmul_rows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
+                 const float* bias, float* y);
+
+void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y);
+void silu_mul(const float* gate, const float* up, int64_t count, float* out);
+void add(float* x, const float* y, int64_t count);
+void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin);
+void store_kv(KVType type, const float* src, int64_t count, std::byte* dst);
+
+// Attention for the (token, head) pairs [task_begin, task_end), task = t * heads + h.
+// Blockwise online softmax over the cached positions. `scratch` holds at least
+// attention_scratch_floats(args) floats.
+int64_t attention_scratch_floats(const AttentionArgs& args);
+void attention_tasks(const AttentionArgs& args, int64_t task_begin, int64_t task_end, float* scratch);
+
+}  // namespace glass::simd

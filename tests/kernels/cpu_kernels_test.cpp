@@ -1,0 +1,278 @@
+// Every SIMD kernel against the scalar reference, on random inputs of odd and aligned
+// sizes, for every SIMD target this CPU runs; plus batch and thread-count invariance.
+#include "kernels/cpu_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "base/half.h"
+#include "kernels/reference_kernels.h"
+#include "kernels/simd_kernels.h"
+
+namespace glass {
+namespace {
+
+std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct Matrix {
+  std::vector<std::byte> bytes;
+  WeightMatrix w;
+};
+
+Matrix make_matrix(WeightType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+  Matrix m;
+  const size_t row_bytes = weight_row_bytes(t, cols);
+  m.bytes.resize(row_bytes * static_cast<size_t>(rows));
+  const auto values = randn(static_cast<size_t>(rows * cols), rng, 0.5f);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(t, &values[r * cols], cols, m.bytes.data() + r * row_bytes);
+  m.w = {t, m.bytes.data(), rows, cols, row_bytes};
+  return m;
+}
+
+// The activations the int8 kernels actually multiply: per block of 32, scale
+// amax / 127 and values rounded to the nearest integer (ties to even).
+std::vector<float> int8_activations(const std::vector<float>& x, int64_t cols) {
+  std::vector<float> out(x.size());
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+    const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
+  }
+  (void)cols;
+  return out;
+}
+
+class SimdTargets : public ::testing::Test {
+ protected:
+  void TearDown() override { simd::force_target(0); }
+  template <class F>
+  void for_each_target(F&& f) {
+    const auto targets = simd::available_targets();
+    ASSERT_FALSE(targets.empty());
+    for (int64_t t : targets) {
+      simd::force_target(t);
+      SCOPED_TRACE(std::string("SIMD target ") + simd::name_of_target(t));
+      f();
+    }
+    simd::force_target(0);
+  }
+};
+
+TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
+  std::mt19937 rng(1);
+  ThreadPool pool(2);
+  for_each_target([&] {
+    for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
+      const bool blocks = is_block_quantized(type);
+      const std::vector<int64_t> col_sizes = blocks ? std::vector<int64_t>{32, 64, 96, 160, 896}
+                                                    : std::vector<int64_t>{1, 7, 16, 37, 64, 100, 896};
+      for (int64_t cols : col_sizes) {
+        for (int64_t rows : {1, 5, 8, 13, 33}) {
+          for (int64_t n : {1, 2, 3, 4, 7}) {
+            SCOPED_TRACE(std::string(weight_type_name(type)) + " rows " + std::to_string(rows) + " cols " +
+                         std::to_string(cols) + " n " + std::to_string(n));
+            Matrix m = make_matrix(type, rows, cols, rng);
+            const auto x = randn(static_cast<size_t>(n * cols), rng);
+            const auto bias = randn(static_cast<size_t>(rows), rng);
+            std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size());
+            ReferenceKernels ref;
+            ref.matmul(m.w, blocks ? int8_activations(x, cols).data() : x.data(), n, bias.data(), expect.data());
+            CpuKernels fast(pool);
+            fast.matmul(m.w, x.data(), n, bias.data(), got.data());
+            for (size_t i = 0; i < got.size(); ++i) {
+              // float32 accumulation in another order than the reference's double
+              const double tol = 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6;
+              ASSERT_NEAR(got[i], expect[i], tol) << "element " << i;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
+  std::mt19937 rng(2);
+  ThreadPool one(1), two(2), three(3);
+  for_each_target([&] {
+    for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
+      const int64_t rows = 37, cols = 96, n = 11;
+      Matrix m = make_matrix(type, rows, cols, rng);
+      const auto x = randn(static_cast<size_t>(n * cols), rng);
+      std::vector<float> batched(static_cast<size_t>(n * rows));
+      CpuKernels(two).matmul(m.w, x.data(), n, nullptr, batched.data());
+      for (ThreadPool* pool : {&one, &two, &three}) {
+        CpuKernels k(*pool);
+        std::vector<float> again(batched.size());
+        k.matmul(m.w, x.data(), n, nullptr, again.data());
+        ASSERT_EQ(again, batched) << weight_type_name(type) << " with " << pool->size() << " threads";
+        for (int64_t t = 0; t < n; ++t) {
+          std::vector<float> alone(static_cast<size_t>(rows));
+          k.matmul(m.w, &x[t * cols], 1, nullptr, alone.data());
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(alone[r], batched[t * rows + r]) << weight_type_name(type) << " token " << t << " row " << r;
+        }
+        // A sub-batch starting elsewhere gives the same rows too.
+        std::vector<float> sub(static_cast<size_t>(4 * rows));
+        k.matmul(m.w, &x[5 * cols], 4, nullptr, sub.data());
+        for (int64_t i = 0; i < 4 * rows; ++i) ASSERT_EQ(sub[i], batched[5 * rows + i]);
+      }
+    }
+  });
+}
+
+TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
+  std::mt19937 rng(3);
+  ThreadPool pool(2);
+  for_each_target([&] {
+    for (WeightType type : {WeightType::BF16, WeightType::Q8_0}) {
+      const int64_t cols = 64, n = 5;
+      Matrix a = make_matrix(type, 40, cols, rng), b = make_matrix(type, 9, cols, rng), c = make_matrix(type, 9, cols, rng);
+      const auto x = randn(static_cast<size_t>(n * cols), rng);
+      const auto bias = randn(40, rng);
+      CpuKernels k(pool);
+      std::vector<float> ya(n * 40), yb(n * 9), yc(n * 9), ea(ya.size()), eb(yb.size()), ec(yc.size());
+      const MatmulOutput outs[3] = {{&a.w, bias.data(), ya.data()}, {&b.w, nullptr, yb.data()}, {&c.w, nullptr, yc.data()}};
+      k.matmul_multi(outs, 3, x.data(), n);
+      k.matmul(a.w, x.data(), n, bias.data(), ea.data());
+      k.matmul(b.w, x.data(), n, nullptr, eb.data());
+      k.matmul(c.w, x.data(), n, nullptr, ec.data());
+      EXPECT_EQ(ya, ea);
+      EXPECT_EQ(yb, eb);
+      EXPECT_EQ(yc, ec);
+      std::vector<float> fused(n * 9), expect(n * 9);
+      k.mlp_gate_up(b.w, c.w, x.data(), n, fused.data());
+      ReferenceKernels().silu_mul(eb.data(), ec.data(), n * 9, expect.data());
+      for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], expect[i], 1e-5 * (1 + std::fabs(expect[i])));
+    }
+  });
+}
+
+TEST_F(SimdTargets, ElementwiseKernelsMatchReference) {
+  std::mt19937 rng(4);
+  ThreadPool pool(2);
+  for_each_target([&] {
+    ReferenceKernels ref;
+    CpuKernels fast(pool);
+    for (int64_t dim : {1, 7, 8, 33, 64, 896}) {
+      for (int64_t n : {1, 3, 20}) {
+        const auto x = randn(static_cast<size_t>(n * dim), rng, 3.0f);
+        const auto w = randn(static_cast<size_t>(dim), rng);
+        std::vector<float> a(x.size()), b(x.size());
+        ref.rmsnorm(x.data(), w.data(), n, dim, 1e-6f, a.data());
+        fast.rmsnorm(x.data(), w.data(), n, dim, 1e-6f, b.data());
+        for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(b[i], a[i], 1e-5 * (1 + std::fabs(a[i]))) << "rmsnorm " << dim;
+        const auto u = randn(x.size(), rng);
+        ref.silu_mul(x.data(), u.data(), n * dim, a.data());
+        fast.silu_mul(x.data(), u.data(), n * dim, b.data());
+        for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(b[i], a[i], 1e-5 * (1 + std::fabs(a[i]))) << "silu " << dim;
+        a = x;
+        b = x;
+        ref.add(a.data(), u.data(), n * dim);
+        fast.add(b.data(), u.data(), n * dim);
+        ASSERT_EQ(a, b);
+      }
+    }
+    for (int64_t head_dim : {2, 8, 64, 72, 128}) {
+      const int64_t n = 5, heads = 3, half = head_dim / 2;
+      const auto x = randn(static_cast<size_t>(n * heads * head_dim), rng);
+      std::vector<float> cos(n * half), sin(n * half);
+      for (size_t i = 0; i < cos.size(); ++i) {
+        cos[i] = std::cos(0.37f * static_cast<float>(i));
+        sin[i] = std::sin(0.37f * static_cast<float>(i));
+      }
+      auto a = x, b = x;
+      ref.rope(a.data(), n, heads, head_dim, cos.data(), sin.data());
+      fast.rope(b.data(), n, heads, head_dim, cos.data(), sin.data());
+      for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(b[i], a[i], 1e-5) << "rope " << head_dim;
+    }
+    for (KVType t : {KVType::F32, KVType::F16, KVType::BF16}) {
+      const auto x = randn(37, rng);
+      std::vector<std::byte> a(37 * 4), b(37 * 4);
+      ref.store_kv(t, x.data(), 37, a.data());
+      fast.store_kv(t, x.data(), 37, b.data());
+      ASSERT_EQ(a, b) << kv_type_name(t);
+    }
+  });
+}
+
+TEST_F(SimdTargets, AttentionMatchesReference) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  for_each_target([&] {
+    for (KVType kv : {KVType::F32, KVType::F16, KVType::BF16}) {
+      for (int64_t head_dim : {8, 64, 72}) {
+        for (auto [heads, kv_heads] : {std::pair<int64_t, int64_t>{4, 2}, {6, 1}, {3, 3}}) {
+          const int64_t block_size = 16, n = 6, kv_dim = kv_heads * head_dim;
+          const std::vector<int64_t> lengths = {1, 5, 16, 17, 40, 100};
+          const int64_t blocks = 8;  // enough for 100 positions, in a shuffled order
+          std::vector<int32_t> table = {3, 0, 6, 1, 7, 2, 5, 4};
+          const size_t esz = kv_type_size(kv);
+          const size_t block_stride = static_cast<size_t>(2 * block_size * kv_dim) * esz;
+          std::vector<std::byte> arena(block_stride * blocks);
+          ReferenceKernels ref;
+          for (int64_t b = 0; b < blocks; ++b)
+            for (int64_t j = 0; j < 2 * block_size; ++j) {
+              const auto vals = randn(static_cast<size_t>(kv_dim), rng);
+              ref.store_kv(kv, vals.data(), kv_dim, arena.data() + b * block_stride + j * kv_dim * esz);
+            }
+          std::vector<AttentionRow> rows(n);
+          for (int64_t t = 0; t < n; ++t) rows[t] = {table.data(), lengths[t]};
+          const auto q = randn(static_cast<size_t>(n * heads * head_dim), rng);
+          AttentionArgs a;
+          a.q = q.data();
+          a.n = n;
+          a.heads = heads;
+          a.kv_heads = kv_heads;
+          a.head_dim = head_dim;
+          a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+          a.kv_type = kv;
+          a.k_base = arena.data();
+          a.v_base = arena.data() + static_cast<size_t>(block_size * kv_dim) * esz;
+          a.block_stride = block_stride;
+          a.block_size = block_size;
+          a.rows = rows.data();
+          std::vector<float> expect(q.size()), got(q.size());
+          a.out = expect.data();
+          ref.attention(a);
+          a.out = got.data();
+          CpuKernels(pool).attention(a);
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_NEAR(got[i], expect[i], 2e-5) << kv_type_name(kv) << " head_dim " << head_dim << " element " << i;
+        }
+      }
+    }
+  });
+}
+
+TEST(ThreadPool, ParallelForCoversTheRangeOnce) {
+  for (int threads : {1, 2, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {0, 1, 7, 64, 1000}) {
+      std::vector<int> hits(static_cast<size_t>(n));
+      pool.parallel_for(n, 8, [&](int64_t b, int64_t e) {
+        EXPECT_TRUE(b % 8 == 0);
+        for (int64_t i = b; i < e; ++i) ++hits[i];
+      });
+      for (int h : hits) ASSERT_EQ(h, 1);
+    }
+    for (int rep = 0; rep < 1000; ++rep) {  // many short jobs in a row
+      std::atomic<int> ran{0};
+      pool.run([&](int) { ran.fetch_add(1); });
+      ASSERT_EQ(ran.load(), threads);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glass
