@@ -37,6 +37,9 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
       fail(path, ": cannot mmap ", size_, " bytes: ", std::strerror(err));
     }
     data_ = static_cast<const std::byte*>(p);
+    // Weights are read front to back on every decode step: ask for readahead now,
+    // so the first forward pass does not wait on page faults one page at a time.
+    ::madvise(p, size_, MADV_WILLNEED);
   }
   ::close(fd);
 }

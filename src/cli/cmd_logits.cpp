@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "cli/token_ids.h"
-#include "kernels/reference_kernels.h"
+#include "cli/runtime_options.h"
 #include "model/qwen2_model.h"
 
 namespace glass::cli {
@@ -19,6 +19,7 @@ Command add_logits_command(CLI::App& app) {
   struct Options {
     std::string model, ids, out;
     bool all_positions = false;
+    RuntimeOptions runtime;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("logits", "Write the logits for token ids to a float32 file");
@@ -26,21 +27,23 @@ Command add_logits_command(CLI::App& app) {
   sub->add_option("--ids", o->ids, "Token ids, e.g. \"9707 11 1879\"")->required();
   sub->add_flag("--all-positions", o->all_positions, "Logits at every position, not only the last");
   sub->add_option("--out", o->out, "Output file: float32 little-endian, shape [positions, vocab_size]")->required();
+  o->runtime.add_to(sub, "f32");
 
   return {sub, [o] {
             const std::vector<int32_t> ids = parse_token_ids(o->ids, "--ids");
-            Qwen2Model model = Qwen2Model::load(resolve_model_dir(o->model));
+            const KVType kv = o->runtime.kv();
+            const auto backend = o->runtime.backend();
+            Qwen2Model model = Qwen2Model::load(resolve_model_dir(o->model), o->runtime.load_options());
             const ModelConfig& c = model.config();
             for (int32_t id : ids)
               if (id >= c.vocab_size)
                 fail("--ids: token id ", id, " is out of range; the model's vocabulary has ", c.vocab_size, " rows");
             if (static_cast<int64_t>(ids.size()) > c.max_position_embeddings)
               fail("--ids: ", ids.size(), " tokens exceed the model's context of ", c.max_position_embeddings);
-            KVCache cache(c, KVType::F32, static_cast<int64_t>(ids.size()));
+            KVCache cache(c, kv, static_cast<int64_t>(ids.size()));
             const int32_t seq = cache.add_sequence();
-            ReferenceKernels kernels;
             std::vector<float> logits;
-            model.forward(Batch::prompt(ids, seq, 0, o->all_positions), cache, kernels, logits);
+            model.forward(Batch::prompt(ids, seq, 0, o->all_positions), cache, backend->kernels(), logits);
             write_file_atomic(o->out, logits.data(), logits.size() * sizeof(float));
             std::cerr << "glass: wrote logits [" << logits.size() / static_cast<size_t>(c.vocab_size) << ", "
                       << c.vocab_size << "] float32 to " << o->out << "\n";

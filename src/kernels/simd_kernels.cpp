@@ -525,6 +525,22 @@ void AttentionTasks(const AttentionArgs& a, int64_t task_begin, int64_t task_end
   }
 }
 
+float SumFloats(const float* p, int64_t count) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  VF a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
+  int64_t i = 0;
+  for (; i + 4 * L <= count; i += 4 * L) {
+    a0 = hn::Add(a0, hn::LoadU(df, p + i));
+    a1 = hn::Add(a1, hn::LoadU(df, p + i + L));
+    a2 = hn::Add(a2, hn::LoadU(df, p + i + 2 * L));
+    a3 = hn::Add(a3, hn::LoadU(df, p + i + 3 * L));
+  }
+  float s = hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+  for (; i < count; ++i) s += p[i];
+  return s;
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -544,6 +560,7 @@ HWY_EXPORT(Add);
 HWY_EXPORT(Rope);
 HWY_EXPORT(StoreKV);
 HWY_EXPORT(AttentionScratchFloats);
+HWY_EXPORT(SumFloats);
 HWY_EXPORT(AttentionTasks);
 
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
@@ -571,6 +588,7 @@ void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos
 void store_kv(KVType type, const float* src, int64_t count, std::byte* dst) {
   HWY_DYNAMIC_DISPATCH(StoreKV)(type, src, count, dst);
 }
+float sum_floats(const float* p, int64_t count) { return HWY_DYNAMIC_DISPATCH(SumFloats)(p, count); }
 int64_t attention_scratch_floats(const AttentionArgs& args) { return HWY_DYNAMIC_DISPATCH(AttentionScratchFloats)(args); }
 void attention_tasks(const AttentionArgs& args, int64_t task_begin, int64_t task_end, float* scratch) {
   HWY_DYNAMIC_DISPATCH(AttentionTasks)(args, task_begin, task_end, scratch);

@@ -42,6 +42,9 @@ void add(float* x, const float* y, int64_t count);
 void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin);
 void store_kv(KVType type, const float* src, int64_t count, std::byte* dst);
 
+// Reads `count` floats and returns their sum: the memory-bandwidth probe's kernel.
+float sum_floats(const float* p, int64_t count);
+
 // Attention for the (token, head) pairs [task_begin, task_end), task = t * heads + h.
 // Blockwise online softmax over the cached positions. `scratch` holds at least
 // attention_scratch_floats(args) floats.

@@ -142,6 +142,13 @@ size_t Qwen2Model::matrix_bytes() const {
   return n;
 }
 
+size_t Qwen2Model::decode_weight_bytes() const {
+  size_t n = lm_head_.bytes();
+  for (const Layer& L : layers_)
+    for (const WeightMatrix* w : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) n += w->bytes();
+  return n;
+}
+
 void Qwen2Model::project_to_vocab(const float* x, int64_t n, Kernels& k, std::vector<float>& logits) const {
   const ModelConfig& c = config();
   std::vector<float> normed(static_cast<size_t>(n * c.hidden_size));

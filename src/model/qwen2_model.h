@@ -29,6 +29,9 @@ class Qwen2Model {
   const Checkpoint& checkpoint() const { return *checkpoint_; }
   // Bytes of weight matrices as the kernels read them.
   size_t matrix_bytes() const;
+  // Weight bytes one decode step reads: every layer matrix and the lm_head (the
+  // embedding contributes one row).
+  size_t decode_weight_bytes() const;
   // The type of the largest matrices (for reports).
   WeightType weight_type() const { return layers_.empty() ? embed_.type : layers_[0].gate.type; }
 

@@ -1,0 +1,111 @@
+// Kernel micro-benchmarks (Google Benchmark) at Qwen2.5-0.5B shapes.
+//   build/glass_kernel_bench --benchmark_filter=Matmul
+// Items processed are multiply-adds; bytes processed are weight bytes read.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/cpu_kernels.h"
+#include "kernels/reference_kernels.h"
+
+namespace glass {
+namespace {
+
+struct Weights {
+  std::vector<std::byte> bytes;
+  WeightMatrix w;
+  Weights(WeightType t, int64_t rows, int64_t cols) {
+    std::mt19937 rng(1);
+    std::normal_distribution<float> d(0.0f, 0.05f);
+    std::vector<float> row(static_cast<size_t>(cols));
+    const size_t rb = weight_row_bytes(t, cols);
+    bytes.resize(rb * static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (auto& v : row) v = d(rng);
+      quantize_row(t, row.data(), cols, bytes.data() + r * rb);
+    }
+    w = {t, bytes.data(), rows, cols, rb};
+  }
+};
+
+// args: weight type, rows, cols, tokens, threads
+void BM_Matmul(benchmark::State& state) {
+  const auto type = static_cast<WeightType>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
+  ThreadPool pool(static_cast<int>(state.range(4)));
+  CpuKernels k(pool);
+  Weights m(type, rows, cols);
+  std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
+  for (auto _ : state) {
+    k.matmul(m.w, x.data(), n, nullptr, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * rows * cols * n);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.w.bytes()));
+  state.SetLabel(weight_type_name(type));
+}
+
+void MatmulShapes(benchmark::internal::Benchmark* b) {
+  for (int t : {static_cast<int>(WeightType::BF16), static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)}) {
+    for (int threads : {1, 2}) {
+      b->Args({t, 4864, 896, 1, threads});     // gate/up, decode
+      b->Args({t, 896, 4864, 1, threads});     // down, decode
+      b->Args({t, 151936, 896, 1, threads});   // lm_head, decode
+      b->Args({t, 4864, 896, 64, threads});    // gate/up, prefill block
+      b->Args({t, 896, 4864, 64, threads});    // down, prefill block
+    }
+  }
+}
+BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_MatmulReference(benchmark::State& state) {
+  ReferenceKernels k;
+  Weights m(WeightType::BF16, 896, 896);
+  std::vector<float> x(896, 0.5f), y(896);
+  for (auto _ : state) {
+    k.matmul(m.w, x.data(), 1, nullptr, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 896 * 896);
+}
+BENCHMARK(BM_MatmulReference)->Unit(benchmark::kMicrosecond);
+
+// args: context length, tokens, threads
+void BM_Attention(benchmark::State& state) {
+  const int64_t length = state.range(0), n = state.range(1);
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  CpuKernels k(pool);
+  const int64_t heads = 14, kv_heads = 2, hd = 64, bs = 16, kv_dim = kv_heads * hd;
+  const int64_t blocks = (length + bs - 1) / bs;
+  std::vector<std::byte> arena(static_cast<size_t>(blocks * 2 * bs * kv_dim * 2));
+  std::vector<int32_t> table(static_cast<size_t>(blocks));
+  for (int64_t b = 0; b < blocks; ++b) table[b] = static_cast<int32_t>(b);
+  std::vector<AttentionRow> rows(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) rows[t] = {table.data(), length - n + 1 + t};
+  std::vector<float> q(static_cast<size_t>(n * heads * hd), 0.1f), out(q.size());
+  AttentionArgs a;
+  a.q = q.data();
+  a.out = out.data();
+  a.n = n;
+  a.heads = heads;
+  a.kv_heads = kv_heads;
+  a.head_dim = hd;
+  a.scale = 0.125f;
+  a.kv_type = KVType::F16;
+  a.k_base = arena.data();
+  a.v_base = arena.data() + bs * kv_dim * 2;
+  a.block_stride = static_cast<size_t>(2 * bs * kv_dim * 2);
+  a.block_size = bs;
+  a.rows = rows.data();
+  for (auto _ : state) {
+    k.attention(a);
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_Attention)->Args({128, 1, 2})->Args({4096, 1, 2})->Args({512, 512, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace glass
+
+BENCHMARK_MAIN();

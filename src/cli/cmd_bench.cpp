@@ -1,0 +1,145 @@
+// glass bench: prompt processing and generation speed, the way llama-bench measures
+// them (pp: one batch of p tokens; tg: n single-token decode steps, each computing
+// the full logits row and taking its argmax), plus load time, peak memory and the
+// decode's weight-read rate against the machine's measured read bandwidth.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "cli/runtime_options.h"
+#include "kernels/bandwidth.h"
+#include "kernels/thread_pool.h"
+#include "model/qwen2_model.h"
+
+namespace glass::cli {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+size_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<size_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& app) {
+  struct Options {
+    std::string model, format = "text";
+    int prompt = 512, generate = 128, repetitions = 3;
+    RuntimeOptions runtime;
+    bool no_bandwidth = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("bench", "Prompt-processing and generation speed (like llama-bench)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-p,--prompt", o->prompt, "Prompt tokens processed in one batch (0 skips)")->capture_default_str();
+  sub->add_option("-n,--generate", o->generate, "Decode steps (0 skips)")->capture_default_str();
+  sub->add_option("-r,--repetitions", o->repetitions, "Repetitions; the best is reported")->capture_default_str();
+  o->runtime.add_to(sub, "f16");
+  sub->add_option("--format", o->format, "text or json")->capture_default_str();
+  sub->add_flag("--no-bandwidth", o->no_bandwidth, "Skip measuring the machine's read bandwidth");
+
+  return {sub, [o] {
+            if (o->prompt < 0) fail("--prompt: must be >= 0, got ", o->prompt);
+            if (o->generate < 0) fail("--generate: must be >= 0, got ", o->generate);
+            if (o->repetitions < 1) fail("--repetitions: must be >= 1, got ", o->repetitions);
+            if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
+            const KVType kv = o->runtime.kv();
+            const LoadOptions load = o->runtime.load_options();
+            const auto backend_ptr = o->runtime.backend();
+            Backend& backend = *backend_ptr;
+            const std::string dir = resolve_model_dir(o->model);
+            const auto load_start = std::chrono::steady_clock::now();
+            const Qwen2Model model = Qwen2Model::load(dir, load);
+            const double load_s = seconds_since(load_start);
+            const ModelConfig& c = model.config();
+            if (o->prompt + o->generate > c.max_position_embeddings)
+              fail("--prompt + --generate (", o->prompt + o->generate, ") exceed the model's context of ",
+                   c.max_position_embeddings);
+
+            Kernels& k = backend.kernels();
+            std::vector<float> logits;
+            double best_pp = 0, best_tg = 0;
+            for (int rep = 0; rep < o->repetitions; ++rep) {
+              if (o->prompt > 0) {
+                KVCache cache(c, kv, o->prompt);
+                std::vector<int32_t> ids(static_cast<size_t>(o->prompt));
+                for (int i = 0; i < o->prompt; ++i) ids[i] = static_cast<int32_t>((1000 + (i * 7919) % 50000) % c.vocab_size);
+                const auto start = std::chrono::steady_clock::now();
+                model.forward(Batch::prompt(ids, cache.add_sequence(), 0, false), cache, k, logits);
+                best_pp = std::max(best_pp, o->prompt / seconds_since(start));
+              }
+              if (o->generate > 0) {
+                KVCache cache(c, kv, o->generate);
+                const int32_t seq = cache.add_sequence();
+                int32_t token = static_cast<int32_t>(1000 % c.vocab_size);
+                const auto start = std::chrono::steady_clock::now();
+                for (int i = 0; i < o->generate; ++i) {
+                  model.forward(Batch::prompt({token}, seq, i, false), cache, k, logits);
+                  token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+                }
+                best_tg = std::max(best_tg, o->generate / seconds_since(start));
+              }
+            }
+            double bandwidth = 0;
+            if (!o->no_bandwidth) {
+              ThreadPool pool(backend.threads());
+              bandwidth = measure_read_bandwidth(pool);
+            }
+            const double decode_bytes = static_cast<double>(model.decode_weight_bytes());
+            const double weight_rate = best_tg * decode_bytes;
+            const double roofline = bandwidth > 0 ? bandwidth / decode_bytes : 0;
+
+            if (o->format == "json") {
+              Json j = {{"engine", "glass"},
+                        {"model", dir},
+                        {"backend", backend.description()},
+                        {"threads", backend.threads()},
+                        {"weight_type", weight_type_name(model.weight_type())},
+                        {"kv_type", kv_type_name(kv)},
+                        {"pp", o->prompt},
+                        {"tg", o->generate},
+                        {"pp_tok_s", std::round(best_pp * 10) / 10},
+                        {"tg_tok_s", std::round(best_tg * 10) / 10},
+                        {"load_s", load_s},
+                        {"peak_rss_bytes", peak_rss_bytes()},
+                        {"decode_weight_bytes", model.decode_weight_bytes()},
+                        {"decode_weight_gb_s", weight_rate / 1e9}};
+              if (bandwidth > 0) {
+                j["read_bandwidth_gb_s"] = bandwidth / 1e9;
+                j["roofline_tg_tok_s"] = roofline;
+                j["roofline_fraction"] = best_tg / roofline;
+              }
+              std::cout << j.dump() << "\n";
+              return 0;
+            }
+            std::printf("model      %s (%lld layers, hidden %lld, %s weights, %s read per decode step)\n", dir.c_str(),
+                        static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden_size),
+                        weight_type_name(model.weight_type()), format_bytes(decode_bytes).c_str());
+            std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
+            std::printf("load       %.2f s, peak RSS %s\n", load_s, format_bytes(static_cast<double>(peak_rss_bytes())).c_str());
+            if (o->prompt > 0) std::printf("pp%-8d %.1f tok/s (best of %d)\n", o->prompt, best_pp, o->repetitions);
+            if (o->generate > 0) {
+              std::printf("tg%-8d %.1f tok/s (best of %d), weights read at %.1f GB/s\n", o->generate, best_tg,
+                          o->repetitions, weight_rate / 1e9);
+              if (bandwidth > 0)
+                std::printf("roofline   measured read bandwidth %.1f GB/s -> at most %.1f tok/s; decode reaches %.0f%%\n",
+                            bandwidth / 1e9, roofline, 100.0 * best_tg / roofline);
+            }
+            return 0;
+          }};
+}
+
+}  // namespace glass::cli

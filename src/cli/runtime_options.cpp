@@ -1,0 +1,35 @@
+#include "cli/runtime_options.h"
+
+#include "base/error.h"
+
+namespace glass::cli {
+
+void RuntimeOptions::add_to(CLI::App* sub, const std::string& default_kv) {
+  kv_type = default_kv;
+  sub->add_option("--kernels", kernels, "cpu (SIMD, threaded) or reference (scalar oracle)")->capture_default_str();
+  sub->add_option("-t,--threads", threads, "Threads (0: every CPU)")->capture_default_str();
+  sub->add_option("--weight-type", weight_type,
+                  "Convert weight matrices at load: f32, f16, bf16, q8_0, q4_0 (default: as stored)");
+  sub->add_option("--kv-type", kv_type, "KV-cache element type: f32, f16, bf16")->capture_default_str();
+}
+
+LoadOptions RuntimeOptions::load_options() const {
+  LoadOptions o;
+  if (!weight_type.empty()) {
+    WeightType t;
+    if (!parse_weight_type(weight_type, &t))
+      fail("--weight-type: \"", weight_type, "\" is not one of f32, f16, bf16, q8_0, q4_0");
+    o.weight_type = t;
+  }
+  return o;
+}
+
+KVType RuntimeOptions::kv() const {
+  KVType t;
+  if (!parse_kv_type(kv_type.c_str(), &t)) fail("--kv-type: \"", kv_type, "\" is not one of f32, f16, bf16");
+  return t;
+}
+
+std::unique_ptr<Backend> RuntimeOptions::backend() const { return std::make_unique<Backend>(kernels, threads); }
+
+}  // namespace glass::cli
