@@ -70,8 +70,9 @@ class QuantizationReport : public ::testing::Test {
           const Json& c = golden["cases"][i];
           for (size_t p = 0; p < cmp.rows.size(); ++p) {
             const double margin = c["top10_logits"][p][0].get<double>() - c["top10_logits"][p][1].get<double>();
-            if (margin > 2 * v.max_abs_diff)
+            if (margin > 2 * v.max_abs_diff) {
               EXPECT_EQ(cmp.rows[p].top1_b, c["top10_ids"][p][0].get<int32_t>()) << v.name << " position " << p;
+            }
           }
         }
         for (const RowComparison& r : cmp.rows) {
@@ -85,7 +86,9 @@ class QuantizationReport : public ::testing::Test {
       std::printf("%-28s %-20s positions %4zu  mean KL %.3e  top-1 agreement %6.2f%%  max |dlogit| %.4f\n",
                   dir_.substr(dir_.find_last_of('/') + 1).c_str(), v.name, rows, mean_kl, 100 * top1, max_diff);
       EXPECT_LE(mean_kl, v.max_mean_kl) << v.name;
-      if (v.max_abs_diff > 0) EXPECT_LE(max_diff, v.max_abs_diff) << v.name;
+      if (v.max_abs_diff > 0) {
+        EXPECT_LE(max_diff, v.max_abs_diff) << v.name;
+      }
       EXPECT_GE(top1, v.min_top1) << v.name;
     }
   }
