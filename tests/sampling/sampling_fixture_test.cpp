@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 
+#include "base/error.h"
 #include "base/json_fields.h"
 #include "sampling/processor_chain.h"
 #include "support/test_support.h"
@@ -64,7 +65,7 @@ class ProcessorCase : public ::testing::Test {
       EXPECT_NEAR(got, want_probs[i], kProbTolerance) << "probability of token " << kept[i];
       worst = std::max(worst, std::fabs(got - want_probs[i]));
     }
-    RecordProperty("worst_prob_error", std::to_string(worst));
+    RecordProperty("worst_prob_error", str_cat(worst));
   }
 
  private:
