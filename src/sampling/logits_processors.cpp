@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "sampling/row_scan.h"
 
 namespace glass {
 
@@ -18,25 +19,21 @@ constexpr float kRemoved = -std::numeric_limits<float>::infinity();
 
 std::string format_value(double v) { return str_cat(v); }
 
-struct Candidate {
-  float logit;
-  int32_t id;
-};
-
-// Greater logit first; the order among equal logits is irrelevant to the callers.
-bool higher_logit(const Candidate& a, const Candidate& b) { return a.logit > b.logit; }
+void check_id(int32_t id, size_t vocab, const char* what) {
+  if (static_cast<size_t>(id) >= vocab) fail(what, ": token id ", id, " is outside the vocabulary of ", vocab, " logits");
+}
 
 // The k-th largest value of `row` (1 <= k <= row.size()).
 float kth_largest(std::span<const float> row, size_t k) {
   constexpr size_t kSmall = 64;
   if (k <= kSmall) {
-    // One pass with the best k kept sorted, descending: after the first few thousand
-    // entries almost every value fails the first comparison.
+    // One pass with the best k kept sorted, descending; once it is full, whole blocks
+    // with nothing above the k-th best are skipped.
     std::array<float, kSmall> best;
     size_t filled = 0;
-    for (float v : row) {
+    auto offer = [&](float v) {
       if (filled == k) {
-        if (!(v > best[k - 1])) continue;
+        if (!(v > best[k - 1])) return;
         --filled;
       }
       size_t pos = filled++;
@@ -45,7 +42,13 @@ float kth_largest(std::span<const float> row, size_t k) {
         --pos;
       }
       best[pos] = v;
-    }
+    };
+    size_t i = 0;
+    for (; i < row.size() && filled < k; ++i) offer(row[i]);
+    for (; i + detail::kScanBlock <= row.size(); i += detail::kScanBlock)
+      if (detail::block_has_greater(&row[i], best[k - 1]))
+        for (size_t j = i; j < i + detail::kScanBlock; ++j) offer(row[j]);
+    for (; i < row.size(); ++i) offer(row[i]);
     return best[k - 1];
   }
   std::vector<float> copy(row.begin(), row.end());
@@ -53,8 +56,68 @@ float kth_largest(std::span<const float> row, size_t k) {
   return copy[k - 1];
 }
 
-void check_id(int32_t id, size_t vocab, const char* what) {
-  if (static_cast<size_t>(id) >= vocab) fail(what, ": token id ", id, " is outside the vocabulary of ", vocab, " logits");
+// Where top-p cuts, as the lowest surviving logit. The ascending cumulative sum at rank r
+// (0 = most probable) is total - (mass of the r most probable); tokens go from the first
+// rank r >= 1 where it is <= threshold in float32. It only falls as r grows, so the rank
+// is found without sorting the row or storing it: one pass puts each token in a bucket by
+// its distance below the max logit (a monotone map, so equal logits share a bucket and a
+// higher bucket never holds a smaller logit) and sums each bucket's mass; walking the
+// buckets from the top finds the one holding the cut; only that bucket is sorted and
+// walked. Probabilities are row_softmax's, recomputed rather than stored.
+struct Cut {
+  bool found = false;  // false: nothing goes
+  float lowest_kept = 0;
+  bool straddle = false;  // ranks r - 1 and r have equal logits
+};
+
+Cut find_top_p_cut(std::span<const float> logits, const RowSoftmax& sm, float threshold) {
+  constexpr int kBuckets = 2048;
+  constexpr float kPerLogit = 32;  // bucket width 1/32; the last bucket holds everything below
+  auto bucket_of = [&](float logit) {
+    const float d = (sm.max - logit) * kPerLogit;
+    return d < kBuckets - 1 ? static_cast<int>(d) : kBuckets - 1;
+  };
+  std::array<double, kBuckets> mass{};
+  std::array<uint32_t, kBuckets> count{};
+  double total = 0;  // transformers' last cumulative sum
+  size_t n = 0;
+  detail::for_each_finite(logits, [&](size_t j) {
+    const float p = sm.prob(logits[j]);
+    const int b = bucket_of(logits[j]);
+    mass[b] += p;
+    ++count[b];
+    total += p;
+    ++n;
+  });
+  auto reached = [&](double above) { return static_cast<float>(total - above) <= threshold; };
+  size_t start = 0;  // tokens in the buckets above
+  double above = 0;
+  int bucket = 0;
+  for (; bucket < kBuckets; ++bucket) {
+    if (count[bucket] == 0) continue;
+    if (reached(above + mass[bucket])) break;
+    above += mass[bucket];
+    start += count[bucket];
+  }
+  if (bucket == kBuckets) return {};
+  std::vector<float> members;
+  members.reserve(count[bucket]);
+  detail::for_each_finite(logits, [&](size_t j) {
+    if (bucket_of(logits[j]) == bucket) members.push_back(logits[j]);
+  });
+  std::sort(members.begin(), members.end(), std::greater<float>());
+  for (size_t j = 0; j < members.size(); ++j) {
+    above += sm.prob(members[j]);
+    const size_t rank = start + j + 1;  // the first rank that would go
+    if (rank >= n) return {};
+    if (reached(above)) {
+      // The next rank is the next member, or the first token of a lower bucket, whose
+      // logit is smaller.
+      const bool straddle = j + 1 < members.size() && members[j + 1] == members[j];
+      return {true, members[j], straddle};
+    }
+  }
+  return {};  // rounding left the bucket short of the cut: keep everything
 }
 
 }  // namespace
@@ -65,12 +128,10 @@ float RowSoftmax::prob(float logit) const { return std::exp(logit - max) * inv_s
 
 RowSoftmax row_softmax(std::span<const float> logits) {
   RowSoftmax sm;
-  sm.max = kRemoved;
-  for (float v : logits) sm.max = std::max(sm.max, v);
+  sm.max = detail::row_max(logits);
   if (sm.empty()) return sm;
   double sum = 0;
-  for (float v : logits)
-    if (v != kRemoved) sum += std::exp(v - sm.max);
+  detail::for_each_finite(logits, [&](size_t j) { sum += std::exp(logits[j] - sm.max); });
   sm.inv_sum = 1.0f / static_cast<float>(sum);
   return sm;
 }
@@ -122,6 +183,7 @@ Temperature::Temperature(double temperature) : temperature_(temperature) {
 }
 
 void Temperature::apply(std::span<float> logits, const TokenHistory&) const {
+  // A true division, as torch does (a reciprocal multiply would round differently).
   const float t = static_cast<float>(temperature_);
   for (float& x : logits) x /= t;
 }
@@ -135,8 +197,7 @@ TopK::TopK(int64_t k) : k_(k) {
 void TopK::apply(std::span<float> logits, const TokenHistory&) const {
   if (k_ == 0 || static_cast<size_t>(k_) >= logits.size()) return;
   const float threshold = kth_largest(logits, static_cast<size_t>(k_));
-  for (float& x : logits)
-    if (x < threshold) x = kRemoved;
+  for (float& x : logits) x = x < threshold ? kRemoved : x;  // branch-free, vectorizes
 }
 
 std::string TopK::describe() const { return "top_k=" + format_value(static_cast<double>(k_)); }
@@ -151,45 +212,15 @@ void TopP::apply(std::span<float> logits, const TokenHistory&) const {
   const float threshold = static_cast<float>(1.0 - top_p_);
   const RowSoftmax sm = row_softmax(logits);
   if (sm.empty()) return;
-
-  std::vector<Candidate> cands;
-  double total = 0;  // the last cumulative sum: the whole mass
-  for (size_t i = 0; i < logits.size(); ++i) {
-    if (logits[i] == kRemoved) continue;
-    cands.push_back({logits[i], static_cast<int32_t>(i)});
-    total += sm.prob(logits[i]);
-  }
-
-  // Walk ranks from the most probable down, ordering candidates a chunk at a time. The
-  // cumulative sum (ascending) at rank r is the mass of ranks >= r: total - above.
-  size_t ordered = 0;
-  size_t chunk = 64;
-  double above = 0;
-  size_t cut = cands.size();  // first removed rank
-  for (size_t r = 0; r < cands.size(); ++r) {
-    if (r == ordered) {
-      const size_t end = std::min(cands.size(), ordered + chunk);
-      auto first = cands.begin() + static_cast<std::ptrdiff_t>(ordered);
-      auto last = cands.begin() + static_cast<std::ptrdiff_t>(end);
-      std::nth_element(first, last - 1, cands.end(), higher_logit);
-      std::sort(first, last, higher_logit);
-      ordered = end;
-      chunk *= 8;
-    }
-    if (r > 0 && static_cast<float>(total - above) <= threshold) {
-      cut = r;
-      break;
-    }
-    above += sm.prob(cands[r].logit);
-  }
-  if (cut == cands.size()) return;
-  if (cands[cut].logit == cands[cut - 1].logit) {
+  const Cut cut = find_top_p_cut(logits, sm, threshold);
+  if (!cut.found) return;
+  if (cut.straddle) {
     // Equal logits on both sides of the cut: which of them survive depends on torch's
     // tie order, so take the exact path.
     top_p_by_full_sort(logits, top_p_);
     return;
   }
-  for (size_t r = cut; r < cands.size(); ++r) logits[static_cast<size_t>(cands[r].id)] = kRemoved;
+  for (float& x : logits) x = x < cut.lowest_kept ? kRemoved : x;
 }
 
 std::string TopP::describe() const { return "top_p=" + format_value(top_p_); }
@@ -225,8 +256,9 @@ void MinP::apply(std::span<float> logits, const TokenHistory&) const {
   if (sm.empty()) return;
   // float32, as transformers: min_p * max(probs), then probs < that.
   const float floor = static_cast<float>(min_p_) * sm.prob(sm.max);
-  for (float& x : logits)
-    if (x != kRemoved && sm.prob(x) < floor) x = kRemoved;
+  detail::for_each_finite(logits, [&](size_t j) {
+    if (sm.prob(logits[j]) < floor) logits[j] = kRemoved;
+  });
 }
 
 std::string MinP::describe() const { return "min_p=" + format_value(min_p_); }

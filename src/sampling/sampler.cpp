@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "sampling/row_scan.h"
 
 namespace glass {
 
@@ -18,32 +19,40 @@ constexpr float kRemoved = -std::numeric_limits<float>::infinity();
 }  // namespace
 
 int32_t argmax(std::span<const float> logits) {
+  // The first index holding the maximum: blocks are scanned only when they hold a value
+  // above the best so far, and within a block only a strictly greater value wins.
   size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i)
-    if (logits[i] > logits[best]) best = i;
-  if (logits.empty() || logits[best] == kRemoved) nothing_left(logits.size());
+  float best_value = detail::kMinusInf;
+  size_t i = 0;
+  auto offer = [&](size_t j) {
+    if (logits[j] > best_value) best_value = logits[j], best = j;
+  };
+  for (; i + detail::kScanBlock <= logits.size(); i += detail::kScanBlock)
+    if (detail::block_has_greater(&logits[i], best_value))
+      for (size_t j = i; j < i + detail::kScanBlock; ++j) offer(j);
+  for (; i < logits.size(); ++i) offer(i);
+  if (best_value == kRemoved) nothing_left(logits.size());
   return static_cast<int32_t>(best);
 }
 
 int32_t sample_categorical(std::span<const float> logits, Rng& rng) {
-  float max = kRemoved;
-  for (float x : logits) max = std::max(max, x);
+  const float max = detail::row_max(logits);
   if (max == kRemoved) nothing_left(logits.size());
+  auto weight = [&](size_t i) { return std::exp(static_cast<double>(logits[i]) - max); };
+  // Two passes instead of a stored copy: the total, then the running sum up to the draw.
   double total = 0;
-  for (float x : logits)
-    if (x != kRemoved) total += std::exp(static_cast<double>(x) - max);
+  detail::for_each_finite(logits, [&](size_t i) { total += weight(i); });
   const double target = rng.next_double() * total;
   double running = 0;
-  size_t last = 0;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    if (logits[i] == kRemoved) continue;
-    const double w = std::exp(static_cast<double>(logits[i]) - max);
-    if (w == 0) continue;
+  size_t chosen = 0;
+  detail::for_each_finite(logits, [&](size_t i) {
+    const double w = weight(i);
+    if (w == 0) return false;
     running += w;
-    last = i;
-    if (running > target) return static_cast<int32_t>(i);
-  }
-  return static_cast<int32_t>(last);
+    chosen = i;  // if rounding leaves running <= target to the end: the last with w > 0
+    return running > target;
+  });
+  return static_cast<int32_t>(chosen);
 }
 
 Sampler::Sampler(const SamplingParams& params)
@@ -53,8 +62,10 @@ Sampler::Sampler(const SamplingParams& params)
 }
 
 int32_t Sampler::sample(std::span<float> logits, const TokenHistory& history, ChainTrace* trace) {
-  for (size_t i = 0; i < logits.size(); ++i)
-    if (std::isnan(logits[i]) || logits[i] == -kRemoved) fail("sampler: logit of token ", i, " is ", logits[i]);
+  // NaN or +inf would poison every step after; one vectorizable pass finds them.
+  if (detail::row_has_nan_or_plus_inf(logits))
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (!(logits[i] < -kRemoved)) fail("sampler: logit of token ", i, " is ", logits[i]);
   chain_.apply(logits, history, trace);
   return greedy() ? argmax(logits) : sample_categorical(logits, rng_);
 }
