@@ -90,34 +90,39 @@ Cut find_top_p_cut(std::span<const float> logits, const RowSoftmax& sm, float th
     ++n;
   });
   auto reached = [&](double above) { return static_cast<float>(total - above) <= threshold; };
+  // Bucket sums add in another order than the walk below (differences ~1e-16 per unit of
+  // mass), so a bucket is walked whenever the cut may lie in it, and the walk's own sum
+  // decides; if it does not reach the cut the search goes on below.
+  constexpr double kSlack = 1e-9;
   size_t start = 0;  // tokens in the buckets above
   double above = 0;
-  int bucket = 0;
-  for (; bucket < kBuckets; ++bucket) {
+  std::vector<float> members;
+  for (int bucket = 0; bucket < kBuckets; ++bucket) {
     if (count[bucket] == 0) continue;
-    if (reached(above + mass[bucket])) break;
-    above += mass[bucket];
+    if (!reached(above + mass[bucket] + kSlack)) {
+      above += mass[bucket];
+      start += count[bucket];
+      continue;
+    }
+    members.clear();
+    detail::for_each_finite(logits, [&](size_t j) {
+      if (bucket_of(logits[j]) == bucket) members.push_back(logits[j]);
+    });
+    std::sort(members.begin(), members.end(), std::greater<float>());
+    for (size_t j = 0; j < members.size(); ++j) {
+      above += sm.prob(members[j]);
+      const size_t rank = start + j + 1;  // the first rank that would go
+      if (rank >= n) return {};
+      if (reached(above)) {
+        // The next rank is the next member, or the first token of a lower bucket, whose
+        // logit is smaller.
+        const bool straddle = j + 1 < members.size() && members[j + 1] == members[j];
+        return {true, members[j], straddle};
+      }
+    }
     start += count[bucket];
   }
-  if (bucket == kBuckets) return {};
-  std::vector<float> members;
-  members.reserve(count[bucket]);
-  detail::for_each_finite(logits, [&](size_t j) {
-    if (bucket_of(logits[j]) == bucket) members.push_back(logits[j]);
-  });
-  std::sort(members.begin(), members.end(), std::greater<float>());
-  for (size_t j = 0; j < members.size(); ++j) {
-    above += sm.prob(members[j]);
-    const size_t rank = start + j + 1;  // the first rank that would go
-    if (rank >= n) return {};
-    if (reached(above)) {
-      // The next rank is the next member, or the first token of a lower bucket, whose
-      // logit is smaller.
-      const bool straddle = j + 1 < members.size() && members[j + 1] == members[j];
-      return {true, members[j], straddle};
-    }
-  }
-  return {};  // rounding left the bucket short of the cut: keep everything
+  return {};  // every rank stays
 }
 
 }  // namespace

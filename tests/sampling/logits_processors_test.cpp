@@ -165,27 +165,48 @@ TEST(TopP, TiesStraddlingTheCutFollowTorchSortOrder) {
   EXPECT_EQ(kept_ids(row), kept_ids(reference));
 }
 
-// The chunked fast path and the full-sort reference agree, with and without ties, on
-// small and vocabulary-sized rows.
+// The bucketed fast path and the full-sort reference agree on flat and peaked rows, with
+// and without ties, dense and (after top-k) sparse, small and vocabulary-sized.
 TEST(TopP, FastPathMatchesFullSortReference) {
   std::mt19937 gen(11);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
+  int straddles = 0;
   for (size_t vocab : {8u, 50u, 1000u, 151936u}) {
-    for (int quantize : {0, 4, 1}) {
-      for (double p : {0.01, 0.3, 0.8, 0.9, 0.999}) {
-        std::vector<float> row(vocab);
-        for (float& x : row) {
-          x = normal(gen);
-          if (quantize) x = std::round(x * quantize) / quantize;
+    for (float spread : {0.5f, 2.0f, 8.0f}) {
+      std::normal_distribution<float> normal(0.0f, spread);
+      for (int quantize : {0, 4, 1}) {
+        for (int64_t top_k : {0, 40}) {
+          for (double p : {0.01, 0.3, 0.8, 0.9, 0.999}) {
+            // The full-vocabulary reference sorts 152k entries; a few settings suffice there.
+            if (vocab > 1000 && (quantize == 4 || p == 0.3 || p == 0.9)) continue;
+            std::vector<float> row(vocab);
+            for (float& x : row) {
+              x = normal(gen);
+              if (quantize) x = std::round(x * quantize) / quantize;
+            }
+            if (vocab > 8) row[vocab / 3] = -kInf;
+            TopK(top_k).apply(row);
+            std::vector<float> fast = row, reference = row;
+            TopP(p).apply(fast);
+            top_p_by_full_sort(reference, p);
+            ASSERT_EQ(kept_ids(fast), kept_ids(reference))
+                << "vocab " << vocab << " spread " << spread << " quantize " << quantize << " top_k " << top_k << " p " << p;
+            // Count cases where equal logits straddle the cut (the reference's tie order matters).
+            std::vector<int32_t> kept = kept_ids(fast);
+            if (!kept.empty()) {
+              float lowest = kInf;
+              for (int32_t id : kept) lowest = std::min(lowest, row[static_cast<size_t>(id)]);
+              for (size_t i = 0; i < row.size(); ++i)
+                if (row[i] == lowest && !std::isfinite(fast[i])) {
+                  ++straddles;
+                  break;
+                }
+            }
+          }
         }
-        if (vocab > 8) row[vocab / 3] = -kInf;
-        std::vector<float> fast = row, reference = row;
-        TopP(p).apply(fast);
-        top_p_by_full_sort(reference, p);
-        ASSERT_EQ(kept_ids(fast), kept_ids(reference)) << "vocab " << vocab << " quantize " << quantize << " p " << p;
       }
     }
   }
+  EXPECT_GT(straddles, 0) << "no case exercised the tie-order path";
 }
 
 // --- min-p ---
