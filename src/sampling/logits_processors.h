@@ -90,11 +90,13 @@ class TopK {
 // survives. top_p = 1 is off.
 //
 // Among tokens with equal logits the ascending order is the one torch.sort gives on CPU
-// (libstdc++'s std::sort, which is not stable). It decides which of them survive only
-// when equal logits straddle the cut; only then is the whole row sorted that way. Otherwise
-// just the candidates above the cut are ordered, and cumulative sums are taken as the total
-// minus the mass above (in double, which differs from torch's running double sum by far less
-// than float32 rounding). See also top_p_by_full_sort().
+// (libstdc++'s std::sort, which is not stable; PyTorch builds that sort with x86-simd-sort
+// would order ties differently). It decides which of them survive only when equal logits
+// straddle the cut; only then is the whole row sorted that way (top_p_by_full_sort).
+// Otherwise the row is not sorted: one pass buckets tokens by logit and sums each bucket's
+// probability, only the bucket holding the cut is sorted, and the cumulative sum at a rank
+// is the total minus the mass above it, in double (it differs from torch's running double
+// sum by far less than float32 rounding).
 class TopP {
  public:
   explicit TopP(double top_p);

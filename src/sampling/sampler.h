@@ -1,5 +1,8 @@
 // Choosing the next token from a logit row: the processor chain, then greedy argmax or
-// a multinomial draw from the processed distribution with the seeded Rng.
+// a multinomial draw from the processed distribution with the seeded Rng. The same seed
+// and the same logits give the same tokens on every run and machine: the Rng is fixed
+// (rng.h) and the draw uses one uniform per token and exp() in double, which glibc
+// rounds correctly in practice.
 #pragma once
 
 #include <cstdint>
