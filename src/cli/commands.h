@@ -16,5 +16,6 @@ Command add_logits_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
 Command add_random_model_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
 
 }  // namespace glass::cli

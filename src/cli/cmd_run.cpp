@@ -1,0 +1,191 @@
+// glass run: generate a continuation of a prompt, streamed to stdout as it is
+// produced, with the sampling defaults of the checkpoint's generation_config.json.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "base/error.h"
+#include "base/json_fields.h"
+#include "cli/commands.h"
+#include "cli/generation_options.h"
+#include "cli/model_source.h"
+#include "cli/runtime_options.h"
+#include "cli/token_ids.h"
+#include "runtime/generator.h"
+
+namespace glass::cli {
+
+namespace {
+
+// JSON text that may hold token bytes that are not UTF-8 on their own.
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json finish_json(const FinishReason& f, const Tokenizer& tok) {
+  Json j = {{"reason", f.name()}};
+  if (f.kind == FinishReason::Kind::eos) {
+    j["token"] = f.token;
+    if (tok.has_token(f.token)) j["token_text"] = tok.token_text(f.token);
+  }
+  if (f.kind == FinishReason::Kind::stop_string) j["stop"] = f.stop_string;
+  return j;
+}
+
+Json candidate_json(const Candidate& c, const Tokenizer& tok) {
+  return {{"id", c.id}, {"text", std::string(tok.token_bytes(c.id))}, {"logit", c.logit},
+          {"prob_before", c.prob_before}, {"prob_after", c.prob_after}};
+}
+
+// A token's bytes for a table cell: quoted, with control characters escaped.
+std::string quoted(std::string_view bytes) {
+  std::string out = "\"";
+  for (unsigned char ch : bytes) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\t') out += "\\t";
+    else if (ch == '"') out += "\\\"";
+    else if (ch < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      out += buf;
+    } else out += static_cast<char>(ch);
+  }
+  return out + "\"";
+}
+
+void print_step_table(FILE* out, int64_t step, const GenerationEvent& e, const Tokenizer& tok) {
+  std::fprintf(out, "step %lld: chose %d %s (p %.4f -> %.4f)", static_cast<long long>(step), e.token,
+               quoted(tok.token_bytes(e.token)).c_str(), e.chosen.prob_before, e.chosen.prob_after);
+  if (e.trace != nullptr) {
+    std::fprintf(out, "  [vocab %lld", static_cast<long long>(e.trace->vocab));
+    for (const auto& st : e.trace->steps)
+      std::fprintf(out, " -> %s: %lld left", st.setting.c_str(), static_cast<long long>(st.surviving));
+    std::fprintf(out, "]");
+  }
+  std::fprintf(out, "\n  %4s %8s %-20s %10s %10s %10s\n", "rank", "id", "token", "logit", "p before", "p after");
+  for (size_t i = 0; i < e.candidates.size(); ++i) {
+    const Candidate& c = e.candidates[i];
+    std::fprintf(out, "  %4zu %8d %-20s %10.4f %10.4f %10.4f%s\n", i + 1, c.id, quoted(tok.token_bytes(c.id)).c_str(),
+                 c.logit, c.prob_before, c.prob_after, c.id == e.token ? "  <- chosen" : "");
+  }
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  struct Options {
+    std::string model, format = "text";
+    std::vector<std::string> prompts, ids;
+    size_t show_top = 0;
+    int64_t ctx_size = 0;
+    bool no_special = false;
+    GenerationOptions generation;
+    RuntimeOptions runtime;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("run", "Generate a continuation, streamed as it is produced");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  auto* prompt = sub->add_option("-p,--prompt", o->prompts, "Prompt text; repeat for a batch of prompts");
+  auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"; repeat for a batch");
+  prompt->excludes(ids);
+  sub->add_option("--format", o->format, "text (stream), json (one object at the end) or ndjson (one per step)")
+      ->capture_default_str();
+  sub->add_option("--show-top", o->show_top, "Per step: the N best candidates before and after the processors");
+  sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
+  sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
+  o->generation.add_to(sub);
+  o->runtime.add_to(sub, "f16");
+
+  return {sub, [o] {
+            if (o->format != "text" && o->format != "json" && o->format != "ndjson")
+              fail("--format: \"", o->format, "\" is not one of text, json, ndjson");
+            if (o->prompts.empty() && o->ids.empty()) fail("give a prompt with -p TEXT or --ids \"...\"");
+            const std::string dir = resolve_model_dir(o->model);
+            const KVType kv = o->runtime.kv();
+            const auto backend = o->runtime.backend();
+            const Tokenizer tokenizer = Tokenizer::load(dir);
+            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const ModelConfig& c = model.config();
+            const SamplingParams params = o->generation.resolve(dir);
+            const int64_t context = o->ctx_size > 0 ? o->ctx_size : c.max_position_embeddings;
+            if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
+
+            std::vector<GenerationRequest> requests;
+            EncodeOptions enc;
+            enc.parse_special = !o->no_special;
+            for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
+            for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
+            int64_t kv_tokens = 0;
+            for (const auto& r : requests)
+              kv_tokens += std::min<int64_t>(context, static_cast<int64_t>(r.prompt.size()) +
+                                                          params.max_new_tokens.value_or(context));
+            KVCache cache(c, kv, std::max<int64_t>(kv_tokens, 1));
+
+            const bool stream = o->format == "text" && requests.size() == 1;
+            std::vector<int64_t> steps(requests.size(), 0);
+            auto on_event = [&](const GenerationEvent& e) {
+              const int64_t step = steps[e.handle]++;
+              if (o->format == "ndjson") {
+                Json j = {{"type", "step"}, {"sequence", e.handle}, {"step", step}, {"token", e.token},
+                          {"token_text", std::string(tokenizer.token_bytes(e.token))}, {"text", e.text}};
+                if (o->show_top > 0) {
+                  Json cands = Json::array();
+                  for (const Candidate& cand : e.candidates) cands.push_back(candidate_json(cand, tokenizer));
+                  j["top"] = cands;
+                  j["chosen"] = candidate_json(e.chosen, tokenizer);
+                  Json chain = Json::array();
+                  if (e.trace != nullptr)
+                    for (const auto& st : e.trace->steps) chain.push_back({{"step", st.setting}, {"surviving", st.surviving}});
+                  j["processors"] = chain;
+                }
+                if (e.finish) j["finish"] = finish_json(*e.finish, tokenizer);
+                std::cout << dump(j) << std::endl;
+                return;
+              }
+              if (o->show_top > 0) print_step_table(stderr, step, e, tokenizer);
+              if (stream && !e.text.empty()) {
+                std::cout << e.text;
+                std::cout.flush();
+              }
+            };
+
+            GenerationTimings t;
+            const auto results =
+                Generator::run_all(model, backend->kernels(), cache, tokenizer, context, std::move(requests), on_event, &t);
+
+            for (size_t i = 0; i < results.size(); ++i) {
+              const GenerationResult& r = results[i];
+              const auto completion = static_cast<int64_t>(r.tokens.size());
+              const auto prompt_tokens = static_cast<int64_t>(r.prompt.size());
+              if (o->format == "text") {
+                if (stream) std::cout << "\n";
+                else std::cout << "[" << i << "] " << r.text << "\n";
+              } else {
+                Json j = {{"ids", r.tokens},
+                          {"text", r.text},
+                          {"finish_reason", r.finish.name()},
+                          {"finish", finish_json(r.finish, tokenizer)},
+                          {"seed", r.seed},
+                          {"usage",
+                           {{"prompt_tokens", prompt_tokens},
+                            {"completion_tokens", completion},
+                            {"total_tokens", prompt_tokens + completion}}}};
+                if (o->format == "ndjson") j["type"] = "done";
+                if (results.size() > 1) j["sequence"] = i;
+                std::cout << dump(j) << std::endl;
+              }
+            }
+            std::fprintf(stderr, "glass: %s; prompt %lld tokens in %.3f s (%.1f tok/s), generated %lld tokens in %.3f s (%.1f tok/s)",
+                         results.size() == 1 ? results[0].finish.describe().c_str() : "done",
+                         static_cast<long long>(t.prompt_tokens), t.prompt_seconds,
+                         t.prompt_seconds > 0 ? t.prompt_tokens / t.prompt_seconds : 0.0,
+                         static_cast<long long>(t.generated_tokens), t.prompt_seconds + t.generation_seconds,
+                         t.generated_tokens / std::max(1e-9, t.prompt_seconds + t.generation_seconds));
+            if (t.generated_tokens > 1 && t.generation_seconds > 0)
+              std::fprintf(stderr, ", decode %.1f tok/s", (t.generated_tokens - static_cast<double>(results.size())) /
+                                                              t.generation_seconds);
+            std::fprintf(stderr, "; %s\n", backend->description().c_str());
+            return 0;
+          }};
+}
+
+}  // namespace glass::cli

@@ -1,0 +1,202 @@
+#include "runtime/generator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+
+namespace glass {
+
+struct Generator::Sequence {
+  Sequence(int h, GenerationRequest r, const Tokenizer& tok, int64_t context)
+      : handle(h),
+        request(std::move(r)),
+        sampler(request.params),
+        history(request.prompt),
+        checker(request.params, context, static_cast<int64_t>(request.prompt.size())),
+        decoder(tok, request.skip_special_tokens) {
+    trace.top_n = request.show_top;
+  }
+  int handle;
+  GenerationRequest request;
+  Sampler sampler;
+  TokenHistory history;
+  StopChecker checker;
+  StreamingDecoder decoder;
+  ChainTrace trace;
+  int32_t kv_sequence = -1;
+  int64_t prefilled = 0;      // prompt positions already in the KV cache
+  int32_t last_token = -1;    // generated, not yet fed back
+  std::vector<int32_t> tokens;
+  std::string text;
+  std::optional<FinishReason> finished;
+};
+
+Generator::Generator(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+                     int64_t context_length, int64_t prefill_chunk)
+    : model_(model),
+      kernels_(kernels),
+      cache_(cache),
+      tokenizer_(tokenizer),
+      context_length_(std::min(context_length, model.config().max_position_embeddings)),
+      prefill_chunk_(std::max<int64_t>(1, prefill_chunk)) {
+  if (context_length <= 0) fail("context length must be positive, got ", context_length);
+}
+
+Generator::~Generator() {
+  for (auto& s : sequences_)
+    if (s->kv_sequence >= 0) cache_.remove_sequence(s->kv_sequence);
+}
+
+int Generator::add(GenerationRequest request) {
+  request.params.validate();
+  if (request.prompt.empty()) fail("the prompt is empty: generation needs at least one token");
+  const int64_t vocab = model_.config().vocab_size;
+  for (int32_t id : request.prompt)
+    if (id < 0 || id >= vocab) fail("prompt token id ", id, " is outside the model's vocabulary of ", vocab);
+  if (static_cast<int64_t>(request.prompt.size()) >= context_length_)
+    fail("the prompt has ", request.prompt.size(), " tokens; the context holds ", context_length_,
+         " (prompt plus at least one generated token)");
+  auto s = std::make_unique<Sequence>(next_handle_++, std::move(request), tokenizer_, context_length_);
+  s->kv_sequence = cache_.add_sequence();
+  if (auto reason = s->checker.before_first_token()) finish(*s, *reason);
+  sequences_.push_back(std::move(s));
+  return sequences_.back()->handle;
+}
+
+void Generator::finish(Sequence& s, FinishReason reason) {
+  s.finished = std::move(reason);
+  if (s.kv_sequence >= 0) {
+    cache_.remove_sequence(s.kv_sequence);
+    s.kv_sequence = -1;
+  }
+}
+
+void Generator::cancel(int handle) {
+  for (auto it = sequences_.begin(); it != sequences_.end(); ++it) {
+    if ((*it)->handle == handle) {
+      if ((*it)->kv_sequence >= 0) cache_.remove_sequence((*it)->kv_sequence);
+      sequences_.erase(it);
+      return;
+    }
+  }
+}
+
+bool Generator::idle() const { return live() == 0; }
+
+size_t Generator::live() const {
+  size_t n = 0;
+  for (const auto& s : sequences_) n += !s->finished;
+  return n;
+}
+
+std::optional<GenerationResult> Generator::take_result(int handle) {
+  for (auto it = sequences_.begin(); it != sequences_.end(); ++it) {
+    Sequence& s = **it;
+    if (s.handle != handle) continue;
+    if (!s.finished) return std::nullopt;
+    GenerationResult r{std::move(s.request.prompt), std::move(s.tokens), std::move(s.text), *s.finished,
+                       s.sampler.seed()};
+    sequences_.erase(it);
+    return r;
+  }
+  fail("no generation with handle ", handle);
+}
+
+void Generator::step(const std::function<void(const GenerationEvent&)>& on_event) {
+  // Build the pass: a prompt chunk for each prefilling sequence (within the budget),
+  // one row for each decoding sequence.
+  batch_.clear();
+  std::vector<Sequence*> sampled;  // sequences whose logits this pass returns, in row order
+  int64_t prompt_rows = 0;
+  for (auto& ptr : sequences_) {
+    Sequence& s = *ptr;
+    if (s.finished) continue;
+    const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
+    if (s.prefilled < prompt_len) {
+      const int64_t budget = prefill_chunk_ - prompt_rows;
+      if (budget <= 0) continue;
+      const int64_t take = std::min(budget, prompt_len - s.prefilled);
+      for (int64_t i = 0; i < take; ++i) {
+        const int64_t pos = s.prefilled + i;
+        batch_.add(s.request.prompt[pos], static_cast<int32_t>(pos), s.kv_sequence, pos + 1 == prompt_len);
+      }
+      s.prefilled += take;
+      prompt_rows += take;
+      if (s.prefilled == prompt_len) sampled.push_back(&s);
+    } else {
+      const int64_t pos = prompt_len + static_cast<int64_t>(s.tokens.size()) - 1;
+      batch_.add(s.last_token, static_cast<int32_t>(pos), s.kv_sequence, true);
+      sampled.push_back(&s);
+    }
+  }
+  if (batch_.size() == 0) return;
+
+  const auto start = std::chrono::steady_clock::now();
+  model_.forward(batch_, cache_, kernels_, logits_);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++timings_.forward_passes;
+  if (prompt_rows > 0) {
+    timings_.prompt_seconds += seconds;
+    timings_.prompt_tokens += prompt_rows;
+  } else {
+    timings_.generation_seconds += seconds;
+  }
+
+  const int64_t vocab = model_.config().vocab_size;
+  for (size_t i = 0; i < sampled.size(); ++i) {
+    Sequence& s = *sampled[i];
+    std::span<float> row(logits_.data() + static_cast<int64_t>(i) * vocab, static_cast<size_t>(vocab));
+    const bool show = s.request.show_top > 0;
+    float chosen_before_logit = 0, chosen_before_prob = 0;
+    RowSoftmax raw;
+    std::vector<float> raw_copy;
+    if (show) raw_copy.assign(row.begin(), row.end());  // the sampler rewrites the row
+    const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr);
+    GenerationEvent e;
+    if (show) {
+      raw = row_softmax(raw_copy);
+      chosen_before_logit = raw_copy[token];
+      chosen_before_prob = raw.prob(chosen_before_logit);
+      const RowSoftmax processed = row_softmax(row);
+      auto after = [&](int32_t id) { return std::isinf(row[id]) ? 0.0f : processed.prob(row[id]); };
+      for (const TokenCandidate& c : s.trace.top_before) e.candidates.push_back({c.id, c.logit, c.prob, after(c.id)});
+      e.chosen = {token, chosen_before_logit, chosen_before_prob, after(token)};
+      e.trace = &s.trace;
+    }
+    s.history.add_output(token);
+    s.tokens.push_back(token);
+    s.last_token = token;
+    ++timings_.generated_tokens;
+    std::string piece = s.decoder.push(token);
+    StopChecker::Step st = s.checker.on_token(token, piece);
+    if (st.finish && st.finish->kind != FinishReason::Kind::stop_string) {
+      // The decoder may still hold the start of a character; release it with the end.
+      st.text += s.decoder.flush();
+    }
+    s.text += st.text;
+    e.handle = s.handle;
+    e.token = token;
+    e.text = std::move(st.text);
+    e.finish = st.finish;
+    if (st.finish) finish(s, *st.finish);
+    if (on_event) on_event(e);
+  }
+}
+
+std::vector<GenerationResult> Generator::run_all(const Qwen2Model& model, Kernels& kernels, KVCache& cache,
+                                                 const Tokenizer& tokenizer, int64_t context_length,
+                                                 std::vector<GenerationRequest> requests,
+                                                 const std::function<void(const GenerationEvent&)>& on_event,
+                                                 GenerationTimings* timings) {
+  Generator g(model, kernels, cache, tokenizer, context_length);
+  std::vector<int> handles;
+  for (auto& r : requests) handles.push_back(g.add(std::move(r)));
+  while (!g.idle()) g.step(on_event);
+  std::vector<GenerationResult> results;
+  for (int h : handles) results.push_back(*g.take_result(h));
+  if (timings != nullptr) *timings = g.timings();
+  return results;
+}
+
+}  // namespace glass

@@ -1,0 +1,126 @@
+// The generation loop over a batch of sequences. Each step() is one forward pass over
+// every live sequence: prompt rows of sequences still prefilling (in chunks) and one
+// decode row for each of the others. A sequence's next-token logits come from its
+// last real row, so sequences of different lengths share passes without padding; the
+// kernels are batch-invariant, so each gets exactly the tokens it would get alone.
+//
+// The same loop serves `glass run` (add every prompt, step until idle) and the server's
+// continuous batching (add requests between steps).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/qwen2_model.h"
+#include "sampling/processor_chain.h"
+#include "sampling/sampler.h"
+#include "sampling/sampling_params.h"
+#include "sampling/stopping.h"
+#include "sampling/token_history.h"
+#include "tokenizer/tokenizer.h"
+
+namespace glass {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams params;  // validated by add()
+  // Record the top `show_top` candidates before and after the processors each step
+  // (0: off, and free).
+  size_t show_top = 0;
+  bool skip_special_tokens = true;  // in the streamed text
+};
+
+// One of the best candidates of a step, for `--show-top`: its probability in the
+// model's distribution and in the one sampled from (after every processor; 0 when a
+// processor removed it).
+struct Candidate {
+  int32_t id = -1;
+  float logit = 0;
+  float prob_before = 0;
+  float prob_after = 0;
+};
+
+// What one step produced for one sequence.
+struct GenerationEvent {
+  int handle = -1;
+  int32_t token = -1;
+  std::string text;  // newly printable text (complete UTF-8, stop strings withheld)
+  // When show_top > 0: the top candidates of the raw logits, the chosen token's own
+  // entry, and what each processor left.
+  std::vector<Candidate> candidates;
+  Candidate chosen;
+  const ChainTrace* trace = nullptr;
+  std::optional<FinishReason> finish;  // set on the sequence's last event
+};
+
+struct GenerationResult {
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> tokens;  // generated ids (an eos token included when it ended the sequence)
+  std::string text;             // the printed text
+  FinishReason finish;
+  uint64_t seed = 0;
+};
+
+struct GenerationTimings {
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  double prompt_seconds = 0;      // passes that contained prompt rows
+  double generation_seconds = 0;  // passes of decode rows only
+  int64_t forward_passes = 0;
+};
+
+class Generator {
+ public:
+  // `context_length`: the most positions one sequence may hold (prompt + output).
+  // `prefill_chunk`: the most prompt rows one pass takes (bounds activation memory).
+  Generator(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+            int64_t context_length, int64_t prefill_chunk = 512);
+  ~Generator();
+
+  // Queues a request; its prompt runs in the next step(). Returns its handle.
+  // Throws glass::Error for invalid parameters, an empty prompt, ids outside the
+  // vocabulary or a prompt that does not fit the context.
+  int add(GenerationRequest request);
+  // Stops a sequence now and frees its KV blocks; it gets no further events.
+  void cancel(int handle);
+
+  // One forward pass over every live sequence, then sampling and stop checks; events
+  // go to `on_event` in handle order.
+  void step(const std::function<void(const GenerationEvent&)>& on_event);
+  bool idle() const;
+  size_t live() const;
+
+  // The result of a finished sequence (and forgets it); nullopt while it runs.
+  std::optional<GenerationResult> take_result(int handle);
+  const GenerationTimings& timings() const { return timings_; }
+
+  // Convenience: run `requests` together to the end.
+  static std::vector<GenerationResult> run_all(const Qwen2Model& model, Kernels& kernels, KVCache& cache,
+                                               const Tokenizer& tokenizer, int64_t context_length,
+                                               std::vector<GenerationRequest> requests,
+                                               const std::function<void(const GenerationEvent&)>& on_event = {},
+                                               GenerationTimings* timings = nullptr);
+
+ private:
+  struct Sequence;
+  void finish(Sequence& s, FinishReason reason);
+
+  const Qwen2Model& model_;
+  Kernels& kernels_;
+  KVCache& cache_;
+  const Tokenizer& tokenizer_;
+  int64_t context_length_;
+  int64_t prefill_chunk_;
+  int next_handle_ = 0;
+  std::vector<std::unique_ptr<Sequence>> sequences_;  // live and finished-but-untaken
+  GenerationTimings timings_;
+  Batch batch_;
+  std::vector<float> logits_;
+};
+
+}  // namespace glass
