@@ -33,13 +33,12 @@ void MergeTable::insert(int32_t left, int32_t right, Merge merge) {
   entries_[i] = {key, merge};
 }
 
-BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
+BpeModel::BpeModel(TokenIdMap vocab,
                    const std::vector<std::pair<int32_t, int32_t>>& merges, const std::vector<int32_t>& merged_ids,
                    BpeOptions options)
     : vocab_(std::move(vocab)), options_(options) {
   for (int b = 0; b < 256; ++b) {
-    auto it = vocab_.find(byte_level::encode(std::string(1, static_cast<char>(b))));
-    byte_ids_[b] = it == vocab_.end() ? -1 : it->second;
+    byte_ids_[b] = vocab_.find(byte_level::encode(std::string(1, static_cast<char>(b))));
   }
   merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank)
@@ -47,10 +46,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
                    {static_cast<int32_t>(rank), merged_ids[rank]});
 }
 
-int32_t BpeModel::token_id(std::string_view token) const {
-  auto it = vocab_.find(std::string(token));
-  return it == vocab_.end() ? -1 : it->second;
-}
+int32_t BpeModel::token_id(std::string_view token) const { return vocab_.find(token); }
 
 namespace {
 // Pieces up to this many symbols use the quadratic scan over a flat array (fast for
@@ -61,9 +57,9 @@ constexpr size_t kSmallPiece = 96;
 void BpeModel::encode(std::string_view piece, std::vector<int32_t>& out) const {
   if (piece.empty()) return;
   if (options_.ignore_merges) {
-    auto it = vocab_.find(byte_level::encode(piece));
-    if (it != vocab_.end()) {
-      out.push_back(it->second);
+    const int32_t id = vocab_.find(byte_level::encode(piece));
+    if (id >= 0) {
+      out.push_back(id);
       return;
     }
   }

@@ -6,9 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "tokenizer/token_map.h"
 
 namespace glass {
 
@@ -65,7 +66,7 @@ class BpeModel {
   // `vocab`: alphabet strings to ids; `merges`: pairs of vocabulary strings by rank.
   // Validation (unknown tokens, missing merge results) is the loader's job: it names the
   // file; here a merge must already be resolved to ids.
-  BpeModel(std::unordered_map<std::string, int32_t> vocab, const std::vector<std::pair<int32_t, int32_t>>& merges,
+  BpeModel(TokenIdMap vocab, const std::vector<std::pair<int32_t, int32_t>>& merges,
            const std::vector<int32_t>& merged_ids, BpeOptions options);
 
   // Appends the ids of one pre-tokenized piece (raw bytes).
@@ -73,7 +74,7 @@ class BpeModel {
 
   // The id of a vocabulary string (alphabet form), or -1.
   int32_t token_id(std::string_view token) const;
-  const std::unordered_map<std::string, int32_t>& vocab() const { return vocab_; }
+  const TokenIdMap& vocab() const { return vocab_; }
   int32_t byte_id(uint8_t b) const { return byte_ids_[b]; }
   const MergeTable& merges() const { return merges_; }
 
@@ -81,7 +82,7 @@ class BpeModel {
   void merge_small(int32_t* ids, size_t n, std::vector<int32_t>& out) const;
   void merge_large(const int32_t* ids, size_t n, std::vector<int32_t>& out) const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
+  TokenIdMap vocab_;
   int32_t byte_ids_[256];
   MergeTable merges_;
   BpeOptions options_;

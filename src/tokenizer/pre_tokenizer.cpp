@@ -8,8 +8,7 @@ void PreTokenizer::add_split(SplitStep step) { steps_.push_back({std::move(step)
 
 void PreTokenizer::add_prefix_space() { steps_.push_back({std::nullopt}); }
 
-bool PreTokenizer::uses_fast_split() const {
-  if (!fast_split_) return false;
+bool PreTokenizer::has_fast_split() const {
   for (const Step& s : steps_)
     if (s.split && s.split->fast) return true;
   return false;
@@ -92,7 +91,7 @@ void apply_split_behavior(std::string_view text, const std::vector<MatchSpan>& m
 }
 
 void PreTokenizer::run(size_t step, std::string_view text, std::vector<std::string_view>& pieces,
-                       std::deque<std::string>& storage) const {
+                       std::deque<std::string>& storage, bool fast_split) const {
   if (text.empty()) return;
   if (step == steps_.size()) {
     pieces.push_back(text);
@@ -100,13 +99,13 @@ void PreTokenizer::run(size_t step, std::string_view text, std::vector<std::stri
   }
   const Step& s = steps_[step];
   if (!s.split) {
-    if (text.front() == ' ') return run(step + 1, text, pieces, storage);
+    if (text.front() == ' ') return run(step + 1, text, pieces, storage, fast_split);
     storage.push_back(" ");
     storage.back().append(text);
-    return run(step + 1, storage.back(), pieces, storage);
+    return run(step + 1, storage.back(), pieces, storage, fast_split);
   }
   std::vector<MatchSpan> matches;
-  if (fast_split_ && s.split->fast)
+  if (fast_split && s.split->fast)
     s.split->fast->find_all(text, matches);
   else
     s.split->regex.find_all(text, matches);
@@ -116,18 +115,18 @@ void PreTokenizer::run(size_t step, std::string_view text, std::vector<std::stri
   }
   std::vector<std::string_view> mine;
   apply_split_behavior(text, matches, s.split->behavior, s.split->invert, mine);
-  for (std::string_view piece : mine) run(step + 1, piece, pieces, storage);
+  for (std::string_view piece : mine) run(step + 1, piece, pieces, storage, fast_split);
 }
 
 void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& pieces,
-                         std::deque<std::string>& storage) const {
-  run(0, text, pieces, storage);
+                         std::deque<std::string>& storage, bool fast_split) const {
+  run(0, text, pieces, storage, fast_split);
 }
 
-std::vector<std::string> PreTokenizer::split(std::string_view text) const {
+std::vector<std::string> PreTokenizer::split(std::string_view text, bool fast_split) const {
   std::vector<std::string_view> pieces;
   std::deque<std::string> storage;
-  split(text, pieces, storage);
+  split(text, pieces, storage, fast_split);
   return {pieces.begin(), pieces.end()};
 }
 

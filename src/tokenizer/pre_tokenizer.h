@@ -32,25 +32,25 @@ class PreTokenizer {
  public:
   void add_split(SplitStep step);
   void add_prefix_space();
-  // Whether to use FastSplitter where it applies (on by default; off to compare or measure).
-  void set_fast_split(bool on) { fast_split_ = on; }
-  bool uses_fast_split() const;
+  // Whether some step has a FastSplitter.
+  bool has_fast_split() const;
 
   // Appends the pieces of `text` (valid UTF-8) to `pieces`; a piece views either `text`
   // or a string in `storage`. Empty pieces are dropped, as Hugging Face does.
-  void split(std::string_view text, std::vector<std::string_view>& pieces, std::deque<std::string>& storage) const;
+  // `fast_split`: use FastSplitter where it applies (off: PCRE2 only, to compare).
+  void split(std::string_view text, std::vector<std::string_view>& pieces, std::deque<std::string>& storage,
+             bool fast_split = true) const;
 
   // The pieces as a list of strings (for tests and the CLI).
-  std::vector<std::string> split(std::string_view text) const;
+  std::vector<std::string> split(std::string_view text, bool fast_split = true) const;
 
  private:
   struct Step {
     std::optional<SplitStep> split;  // otherwise a PrefixSpaceStep
   };
-  void run(size_t step, std::string_view text, std::vector<std::string_view>& pieces,
-           std::deque<std::string>& storage) const;
+  void run(size_t step, std::string_view text, std::vector<std::string_view>& pieces, std::deque<std::string>& storage,
+           bool fast_split) const;
   std::vector<Step> steps_;
-  bool fast_split_ = true;
 };
 
 // The pieces that a Split with `behavior` and `invert` makes of `text` given the

@@ -11,16 +11,21 @@ namespace glass {
 
 void TokenizerModel::build_id_tables() {
   int64_t max_id = -1;
-  for (const auto& [piece, id] : bpe->vocab()) max_id = std::max<int64_t>(max_id, id);
+  bpe->vocab().for_each([&](std::string_view, int32_t id) { max_id = std::max<int64_t>(max_id, id); });
   for (const AddedToken& t : added_tokens) max_id = std::max<int64_t>(max_id, t.id);
   const size_t n = static_cast<size_t>(max_id + 1);
-  std::vector<const std::string*> piece_of(n, nullptr);
-  for (const auto& [piece, id] : bpe->vocab()) piece_of[static_cast<size_t>(id)] = &piece;
+  std::vector<std::string_view> piece_of(n);
+  std::vector<bool> present(n, false);
+  bpe->vocab().for_each([&](std::string_view piece, int32_t id) {
+    piece_of[static_cast<size_t>(id)] = piece;
+    present[static_cast<size_t>(id)] = true;
+  });
   id_flags.assign(n, 0);
   for (const AddedToken& t : added_tokens) {
     // An added token's content is what its id stands for, even when the model's
     // vocabulary has another string under the same id (Hugging Face looks added tokens up first).
-    piece_of[static_cast<size_t>(t.id)] = &t.content;
+    piece_of[static_cast<size_t>(t.id)] = t.content;
+    present[static_cast<size_t>(t.id)] = true;
     if (t.special) id_flags[static_cast<size_t>(t.id)] |= kSpecial;
   }
   piece_offset.assign(n + 1, 0);
@@ -30,9 +35,9 @@ void TokenizerModel::build_id_tables() {
   for (size_t id = 0; id < n; ++id) {
     piece_offset[id] = static_cast<uint32_t>(piece_arena.size());
     bytes_offset[id] = static_cast<uint32_t>(bytes_arena.size());
-    if (piece_of[id] == nullptr) continue;
+    if (!present[id]) continue;
     id_flags[id] |= kExists;
-    const std::string& piece = *piece_of[id];
+    const std::string_view piece = piece_of[id];
     piece_arena += piece;
     // Hugging Face's ByteLevel decoder: a token whose characters are all in the byte
     // alphabet stands for those bytes; any other token for its own UTF-8.
@@ -59,17 +64,18 @@ struct EncodeScratch {
   std::string normalized;
 };
 
-void encode_pieces(const TokenizerModel& m, std::string_view text, EncodeScratch& s, std::vector<int32_t>& out) {
+void encode_pieces(const TokenizerModel& m, std::string_view text, const EncodeOptions& options, EncodeScratch& s,
+                   std::vector<int32_t>& out) {
   s.pieces.clear();
   s.piece_storage.clear();
-  m.pre_tokenizer.split(text, s.pieces, s.piece_storage);
+  m.pre_tokenizer.split(text, s.pieces, s.piece_storage, options.fast_split);
   for (std::string_view piece : s.pieces) m.bpe->encode(piece, out);
 }
 
 void encode_text(const TokenizerModel& m, std::string_view text, const EncodeOptions& options, EncodeScratch& s,
                  std::vector<int32_t>& out) {
   const std::string_view normalized = m.normalizer.apply(text, s.normalized);
-  if (m.normalized_matcher.empty()) return encode_pieces(m, normalized, s, out);
+  if (m.normalized_matcher.empty()) return encode_pieces(m, normalized, options, s, out);
   // `normalized` may view s.normalized, which encode_pieces leaves alone.
   s.inner_segments.clear();
   m.normalized_matcher.split(normalized, options.parse_special, s.inner_segments);
@@ -77,7 +83,7 @@ void encode_text(const TokenizerModel& m, std::string_view text, const EncodeOpt
     if (seg.id >= 0)
       out.push_back(seg.id);
     else
-      encode_pieces(m, normalized.substr(seg.begin, seg.end - seg.begin), s, out);
+      encode_pieces(m, normalized.substr(seg.begin, seg.end - seg.begin), options, s, out);
   }
 }
 
@@ -132,9 +138,8 @@ std::string Tokenizer::token_text(int32_t id) const {
 }
 
 int32_t Tokenizer::token_id(std::string_view piece) const {
-  auto it = m_->added_ids.find(std::string(piece));
-  if (it != m_->added_ids.end()) return it->second;
-  return m_->bpe->token_id(piece);
+  const int32_t added = m_->added_ids.find(piece);
+  return added >= 0 ? added : m_->bpe->token_id(piece);
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
@@ -148,17 +153,17 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) c
 }
 
 const std::vector<AddedToken>& Tokenizer::added_tokens() const { return m_->added_tokens; }
-bool Tokenizer::uses_fast_split() const { return m_->pre_tokenizer.uses_fast_split(); }
+bool Tokenizer::has_fast_split() const { return m_->pre_tokenizer.has_fast_split(); }
 const std::string& Tokenizer::source() const { return m_->source; }
 
-std::vector<std::string> Tokenizer::pre_tokenize(std::string_view text) const {
+std::vector<std::string> Tokenizer::pre_tokenize(std::string_view text, bool fast_split) const {
   std::string repaired;
   if (!utf8::is_valid(text)) {
     repaired = utf8::to_valid(text);
     text = repaired;
   }
   std::string storage;
-  return m_->pre_tokenizer.split(m_->normalizer.apply(text, storage));
+  return m_->pre_tokenizer.split(m_->normalizer.apply(text, storage), fast_split);
 }
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool skip_special)

@@ -38,9 +38,6 @@ struct EncodeOptions {
   bool parse_special = true;
   // Apply the file's post-processor template (e.g. a BOS token). Qwen2.5 adds nothing.
   bool add_special_tokens = true;
-};
-
-struct TokenizerOptions {
   // Use the hand-written splitter when the split regex is the Qwen2 / cl100k pattern.
   // Off: always PCRE2 (same ids, slower); for comparison and measurement.
   bool fast_split = true;
@@ -53,10 +50,9 @@ class Tokenizer {
   // `path`: a tokenizer.json file, or a folder holding tokenizer.json, or, without it,
   // vocab.json + merges.txt (+ tokenizer_config.json for added tokens). Throws
   // glass::Error naming the file and field at fault.
-  static Tokenizer load(const std::string& path, const TokenizerOptions& options = {});
+  static Tokenizer load(const std::string& path);
   // Parses tokenizer.json contents; `source` names it in errors.
-  static Tokenizer from_json(std::string_view json_text, const std::string& source,
-                             const TokenizerOptions& options = {});
+  static Tokenizer from_json(std::string_view json_text, const std::string& source);
 
   std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options = {}) const;
   // Appends to `out` (reuse one vector across calls to avoid reallocations).
@@ -82,13 +78,13 @@ class Tokenizer {
   size_t vocab_size() const;
 
   const std::vector<AddedToken>& added_tokens() const;
-  // Whether encode() uses the hand-written splitter (see TokenizerOptions).
-  bool uses_fast_split() const;
+  // Whether the split regex is one the hand-written splitter knows (see EncodeOptions).
+  bool has_fast_split() const;
   // Where it was loaded from.
   const std::string& source() const;
 
   // The pre-tokenizer's pieces of `text` (after NFC, between added tokens), for display.
-  std::vector<std::string> pre_tokenize(std::string_view text) const;
+  std::vector<std::string> pre_tokenize(std::string_view text, bool fast_split = true) const;
 
   explicit Tokenizer(std::shared_ptr<const TokenizerModel> model);
 

@@ -2,6 +2,8 @@
 // tokenizer_config.json. Every error names the file and the field.
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
@@ -104,22 +106,222 @@ std::string type_of(const Json& obj, const Where& w) {
   return *t;
 }
 
+// --- reading tokenizer.json ---------------------------------------------------------------
+
+// A merge as read, before its tokens are resolved: "a b" (one string) or ["a", "b"].
+struct MergeText {
+  uint64_t offset;  // into MergeList::arena
+  uint32_t left_length, right_length;  // right_length == UINT32_MAX: the "a b" form, unsplit
+};
+struct MergeList {
+  std::string arena;
+  std::vector<MergeText> items;
+};
+
+// A SAX reader that builds the JSON tree for everything except the vocabulary and the
+// merges, which go straight into compact tables: a DOM of 150k vocabulary entries and
+// 150k merge arrays would cost most of the loading time.
+class TokenizerJsonReader {
+ public:
+  using string_t = Json::string_t;
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using binary_t = Json::binary_t;
+
+  // `vocab_path` / `merges_path`: object keys leading to them ({"model", "vocab"}; {} for
+  // a vocab.json whose top level is the vocabulary).
+  TokenizerJsonReader(const std::string& source, std::vector<std::string> vocab_path,
+                      std::vector<std::string> merges_path)
+      : source_(source), vocab_path_(std::move(vocab_path)), merges_path_(std::move(merges_path)) {}
+
+  Json root;
+  TokenIdMap vocab;
+  bool vocab_read = false;
+  MergeList merges;
+  bool merges_read = false;
+  std::string error;  // set when a handler stopped the parse
+
+  bool null() { return value(Json(nullptr)); }
+  bool boolean(bool v) { return value(Json(v)); }
+  bool number_integer(number_integer_t v) {
+    if (mode_ == Mode::kVocab) return vocab_entry(v < 0 ? -1 : v, Json(v));
+    return value(Json(v));
+  }
+  bool number_unsigned(number_unsigned_t v) {
+    if (mode_ == Mode::kVocab)
+      return vocab_entry(v > static_cast<uint64_t>(kMaxTokenId) ? -1 : static_cast<int64_t>(v), Json(v));
+    return value(Json(v));
+  }
+  bool number_float(number_float_t v, const string_t&) {
+    if (mode_ == Mode::kVocab) return vocab_entry(-2, Json(v));
+    return value(Json(v));
+  }
+  bool string(string_t& v) {
+    if (mode_ == Mode::kVocab) return vocab_entry(-2, Json(v));
+    if (mode_ == Mode::kMerges) {
+      merges.items.push_back({merges.arena.size(), static_cast<uint32_t>(v.size()), UINT32_MAX});
+      merges.arena += v;
+      return true;
+    }
+    if (mode_ == Mode::kMergePair) {
+      if (pair_count_ == 2) return stop(str_cat(where_merge(), ": must be a pair of token strings, got more"));
+      pair_[pair_count_++] = v;
+      return true;
+    }
+    return value(Json(std::move(v)));
+  }
+  bool binary(binary_t&) { return stop("unexpected binary value"); }
+
+  bool start_object(std::size_t) {
+    if (mode_ == Mode::kVocab) return stop(str_cat(where_vocab(), ": a token id must be an integer, got an object"));
+    if (mode_ != Mode::kDom) return stop(str_cat(where_merge(), ": must be \"a b\" or [\"a\", \"b\"], got an object"));
+    if (location() == vocab_path_) {
+      mode_ = Mode::kVocab;
+      vocab_read = true;
+      return value(Json::object(), false);
+    }
+    return open(Json::object());
+  }
+  bool key(string_t& k) {
+    if (mode_ == Mode::kVocab) {
+      vocab_key_ = k;
+      return true;
+    }
+    key_ = k;
+    return true;
+  }
+  bool end_object() {
+    if (mode_ == Mode::kVocab) {
+      mode_ = Mode::kDom;
+      return true;
+    }
+    return close();
+  }
+  bool start_array(std::size_t) {
+    if (mode_ == Mode::kVocab) return stop(str_cat(where_vocab(), ": a token id must be an integer, got an array"));
+    if (mode_ == Mode::kMerges) {
+      mode_ = Mode::kMergePair;
+      pair_count_ = 0;
+      return true;
+    }
+    if (mode_ == Mode::kMergePair) return stop(str_cat(where_merge(), ": must be a pair of token strings, got a nested array"));
+    if (location() == merges_path_) {
+      mode_ = Mode::kMerges;
+      merges_read = true;
+      return value(Json::array(), false);
+    }
+    return open(Json::array());
+  }
+  bool end_array() {
+    if (mode_ == Mode::kMergePair) {
+      if (pair_count_ != 2) return stop(str_cat(where_merge(), ": must be a pair of token strings, got ", pair_count_));
+      merges.items.push_back({merges.arena.size(), static_cast<uint32_t>(pair_[0].size()),
+                              static_cast<uint32_t>(pair_[1].size())});
+      merges.arena += pair_[0];
+      merges.arena += pair_[1];
+      mode_ = Mode::kMerges;
+      return true;
+    }
+    if (mode_ == Mode::kMerges) {
+      mode_ = Mode::kDom;
+      return true;
+    }
+    return close();
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", e.what());
+    return false;
+  }
+
+ private:
+  enum class Mode { kDom, kVocab, kMerges, kMergePair };
+
+  bool stop(const std::string& message) {
+    if (error.empty()) error = message.starts_with(source_) ? message : str_cat(source_, ": ", message);
+    return false;
+  }
+  std::string path_text() const {
+    std::string p;
+    for (const std::string& k : vocab_path_) p += (p.empty() ? "" : ".") + k;
+    return p;
+  }
+  std::string where_vocab() const { return str_cat(source_, ": ", path_text(), "[\"", vocab_key_, "\"]"); }
+  std::string where_merge() const {
+    std::string p;
+    for (const std::string& k : merges_path_) p += (p.empty() ? "" : ".") + k;
+    return str_cat(source_, ": ", p, "[", merges.items.size(), "]");
+  }
+  bool vocab_entry(int64_t id, const Json& v) {
+    if (id < 0) {
+      return stop(id == -1 ? str_cat(where_vocab(), ": token id ", v.dump(), " is out of range (0 to ", kMaxTokenId, ")")
+                           : str_cat(where_vocab(), ": a token id must be an integer, got ", json_type_name(v), " ", v.dump()));
+    }
+    if (!vocab.insert(vocab_key_, static_cast<int32_t>(id)))
+      return stop(str_cat(where_vocab(), ": the token appears twice"));
+    return true;
+  }
+  // Object keys from the top down to where the next value goes ("" inside arrays).
+  std::vector<std::string> location() const {
+    std::vector<std::string> loc(keys_.begin() + (keys_.empty() ? 0 : 1), keys_.end());  // the root has no key
+    if (!stack_.empty()) loc.push_back(stack_.back()->is_object() ? key_ : std::string());
+    return loc;
+  }
+  // Puts `v` where the next value goes; containers are opened unless `enter` is false.
+  bool value(Json v, bool enter = false) {
+    Json* slot;
+    std::string stored_under;
+    if (stack_.empty()) {
+      root = std::move(v);
+      slot = &root;
+    } else if (stack_.back()->is_object()) {
+      slot = &(*stack_.back())[key_];
+      *slot = std::move(v);
+      stored_under = key_;
+    } else {
+      stack_.back()->push_back(std::move(v));
+      slot = &stack_.back()->back();
+    }
+    if (enter) {
+      keys_.push_back(std::move(stored_under));
+      stack_.push_back(slot);
+    }
+    return true;
+  }
+  bool open(Json container) { return value(std::move(container), true); }
+  bool close() {
+    stack_.pop_back();
+    key_ = keys_.back();
+    keys_.pop_back();
+    return true;
+  }
+
+  const std::string& source_;
+  std::vector<std::string> vocab_path_, merges_path_;
+  Mode mode_ = Mode::kDom;
+  std::vector<Json*> stack_;      // open containers
+  std::vector<std::string> keys_;  // the key each open container was stored under
+  std::string key_;                // the last key read in the innermost object
+  std::string vocab_key_;
+  std::string pair_[2];
+  int pair_count_ = 0;
+};
+
+void read_json(const std::string& text, TokenizerJsonReader& reader) {
+  const bool ok = Json::sax_parse(text, &reader, Json::input_format_t::json, true, false);
+  if (!ok) glass::fail(reader.error.empty() ? "not valid JSON" : reader.error);
+}
+
 // --- model -----------------------------------------------------------------------------
 
-std::unordered_map<std::string, int32_t> parse_vocab(const Json& vocab, const Where& w) {
-  if (!vocab.is_object()) w.fail("must be an object mapping token strings to ids, got ", json_type_name(vocab));
-  std::unordered_map<std::string, int32_t> out;
-  out.reserve(vocab.size());
-  std::unordered_map<int32_t, const std::string*> by_id;
+void check_unique_ids(const TokenIdMap& vocab, const Where& w) {
+  std::vector<std::pair<int32_t, std::string_view>> by_id;
   by_id.reserve(vocab.size());
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    const Where entry{w.source, str_cat(w.path, "[\"", it.key(), "\"]")};
-    const int32_t id = token_id_value(it.value(), entry);
-    auto [pos, inserted] = out.emplace(it.key(), id);
-    auto [other, fresh] = by_id.emplace(id, &pos->first);
-    if (!fresh) entry.fail("id ", id, " is already used by \"", *other->second, "\"");
-  }
-  return out;
+  vocab.for_each([&](std::string_view piece, int32_t id) { by_id.emplace_back(id, piece); });
+  std::sort(by_id.begin(), by_id.end());
+  for (size_t i = 1; i < by_id.size(); ++i)
+    if (by_id[i].first == by_id[i - 1].first)
+      w.fail("id ", by_id[i].first, " is used by both \"", by_id[i - 1].second, "\" and \"", by_id[i].second, "\"");
 }
 
 struct MergeIds {
@@ -128,44 +330,47 @@ struct MergeIds {
 };
 
 // Resolves merges to ids: both sides and their concatenation must be in the vocabulary.
-void add_merge(const std::string& left, const std::string& right, const std::unordered_map<std::string, int32_t>& vocab,
-               MergeIds& out, const Where& w) {
-  auto l = vocab.find(left);
-  if (l == vocab.end()) w.fail("merge \"", left, " ", right, "\": token \"", left, "\" is not in the vocabulary");
-  auto r = vocab.find(right);
-  if (r == vocab.end()) w.fail("merge \"", left, " ", right, "\": token \"", right, "\" is not in the vocabulary");
-  auto m = vocab.find(left + right);
-  if (m == vocab.end())
-    w.fail("merge \"", left, " ", right, "\": the merged token \"", left, right, "\" is not in the vocabulary");
-  out.pairs.emplace_back(l->second, r->second);
-  out.merged.push_back(m->second);
+template <class MakeWhere>
+void add_merge(std::string_view left, std::string_view right, const TokenIdMap& vocab, std::string& scratch,
+               MergeIds& out, const MakeWhere& where) {
+  const int32_t l = vocab.find(left);
+  if (l < 0) where().fail("merge \"", left, " ", right, "\": token \"", left, "\" is not in the vocabulary");
+  const int32_t r = vocab.find(right);
+  if (r < 0) where().fail("merge \"", left, " ", right, "\": token \"", right, "\" is not in the vocabulary");
+  scratch.assign(left);
+  scratch.append(right);
+  const int32_t m = vocab.find(scratch);
+  if (m < 0)
+    where().fail("merge \"", left, " ", right, "\": the merged token \"", scratch, "\" is not in the vocabulary");
+  out.pairs.emplace_back(l, r);
+  out.merged.push_back(m);
 }
 
-MergeIds parse_json_merges(const Json& merges, const std::unordered_map<std::string, int32_t>& vocab, const Where& w) {
+MergeIds resolve_merges(const MergeList& list, const TokenIdMap& vocab, const Where& w) {
   MergeIds out;
-  out.pairs.reserve(merges.size());
-  out.merged.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i) {
-    const Json& m = merges[i];
-    const Where at = w.index(i);
-    if (m.is_string()) {  // "a b"
-      const std::string& s = m.get_ref<const std::string&>();
+  out.pairs.reserve(list.items.size());
+  out.merged.reserve(list.items.size());
+  std::string scratch;
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    const MergeText& m = list.items[i];
+    const auto at = [&] { return w.index(i); };  // built only for an error message
+    if (m.right_length == UINT32_MAX) {  // "a b"
+      const std::string_view s(list.arena.data() + m.offset, m.left_length);
       const size_t space = s.find(' ');
-      if (space == std::string::npos || space == 0 || space + 1 == s.size() || s.find(' ', space + 1) != std::string::npos)
-        at.fail("\"", s, "\" is not two tokens separated by one space");
-      add_merge(s.substr(0, space), s.substr(space + 1), vocab, out, at);
-    } else if (m.is_array()) {  // ["a", "b"]
-      if (m.size() != 2 || !m[0].is_string() || !m[1].is_string())
-        at.fail("must be a pair of token strings, got ", m.dump());
-      add_merge(m[0].get<std::string>(), m[1].get<std::string>(), vocab, out, at);
+      if (space == std::string_view::npos || space == 0 || space + 1 == s.size() ||
+          s.find(' ', space + 1) != std::string_view::npos)
+        at().fail("\"", s, "\" is not two tokens separated by one space");
+      add_merge(s.substr(0, space), s.substr(space + 1), vocab, scratch, out, at);
     } else {
-      at.fail("must be \"a b\" or [\"a\", \"b\"], got ", json_type_name(m));
+      const std::string_view left(list.arena.data() + m.offset, m.left_length);
+      const std::string_view right(list.arena.data() + m.offset + m.left_length, m.right_length);
+      add_merge(left, right, vocab, scratch, out, at);
     }
   }
   return out;
 }
 
-BpeOptions parse_bpe_options(const Json& model, const std::unordered_map<std::string, int32_t>& vocab, const Where& w) {
+BpeOptions parse_bpe_options(const Json& model, const TokenIdMap& vocab, const Where& w) {
   BpeOptions o;
   if (const Json* d = field(model, "dropout")) {
     if (!d->is_number()) w.at("dropout").fail("must be a number or null");
@@ -179,16 +384,15 @@ BpeOptions parse_bpe_options(const Json& model, const std::unordered_map<std::st
   if (bool_field(model, "byte_fallback", false, w))
     w.at("byte_fallback").fail("byte fallback (SentencePiece-style <0xNN> tokens) is not supported; only byte-level BPE");
   if (auto unk = string_field(model, "unk_token", w)) {
-    auto it = vocab.find(*unk);
-    if (it == vocab.end()) w.at("unk_token").fail("\"", *unk, "\" is not in the vocabulary");
-    o.unk_id = it->second;
+    o.unk_id = vocab.find(*unk);
+    if (o.unk_id < 0) w.at("unk_token").fail("\"", *unk, "\" is not in the vocabulary");
   }
   o.fuse_unk = bool_field(model, "fuse_unk", false, w);
   o.ignore_merges = bool_field(model, "ignore_merges", false, w);
   return o;
 }
 
-void parse_model(const Json& root, TokenizerModel& m, const Where& top) {
+void parse_model(const Json& root, TokenizerJsonReader& reader, TokenizerModel& m, const Where& top) {
   const Where w = top.at("model");
   const Json* model = field(root, "model");
   if (model == nullptr) w.fail("missing: a tokenizer.json needs a model (BPE with vocab and merges)");
@@ -202,10 +406,14 @@ void parse_model(const Json& root, TokenizerModel& m, const Where& top) {
   }
   const Json* vocab_json = field(*model, "vocab");
   if (vocab_json == nullptr) w.at("vocab").fail("missing (an object mapping token strings to ids)");
-  auto vocab = parse_vocab(*vocab_json, w.at("vocab"));
-  const MergeIds merges = parse_json_merges(array_field(*model, "merges", w), vocab, w.at("merges"));
-  const BpeOptions options = parse_bpe_options(*model, vocab, w);
-  m.bpe.emplace(std::move(vocab), merges.pairs, merges.merged, options);
+  if (!reader.vocab_read) w.at("vocab").fail("must be an object mapping token strings to ids, got ", json_type_name(*vocab_json));
+  const Json* merges_json = field(*model, "merges");
+  if (merges_json == nullptr) w.at("merges").fail("missing (an array)");
+  if (!reader.merges_read) w.at("merges").fail("must be an array, got ", json_type_name(*merges_json));
+  check_unique_ids(reader.vocab, w.at("vocab"));
+  const MergeIds merges = resolve_merges(reader.merges, reader.vocab, w.at("merges"));
+  const BpeOptions options = parse_bpe_options(*model, reader.vocab, w);
+  m.bpe.emplace(std::move(reader.vocab), merges.pairs, merges.merged, options);
 }
 
 // --- added tokens ------------------------------------------------------------------------
@@ -226,14 +434,13 @@ AddedToken parse_added_token(const Json& t, int32_t id, const Where& w) {
 }
 
 void finish_added_tokens(TokenizerModel& m) {
-  for (const AddedToken& t : m.added_tokens) {
-    if (t.content.empty()) continue;
-    m.added_ids[t.content] = t.id;
-  }
+  // The same content twice: the last id wins, as in Hugging Face.
+  for (auto t = m.added_tokens.rbegin(); t != m.added_tokens.rend(); ++t)
+    if (!t->content.empty()) m.added_ids.insert(t->content, t->id);
   for (const AddedToken& t : m.added_tokens) {
     if (t.content.empty()) continue;
     AddedToken resolved = t;
-    resolved.id = m.added_ids[t.content];  // the same content twice: the last id, as in Hugging Face
+    resolved.id = m.added_ids.find(t.content);
     if (t.normalized) {
       std::string storage;
       const std::string pattern(m.normalizer.apply(t.content, storage));
@@ -273,7 +480,7 @@ struct PreTokenizerParse {
   bool byte_level_last = false;
 };
 
-void parse_pre_tokenizer(const Json& p, TokenizerModel& m, const TokenizerOptions& options, PreTokenizerParse& state,
+void parse_pre_tokenizer(const Json& p, TokenizerModel& m, PreTokenizerParse& state,
                          const Where& w) {
   const std::string type = type_of(p, w);
   if (state.byte_level_steps > 0 && type != "Sequence")
@@ -281,7 +488,7 @@ void parse_pre_tokenizer(const Json& p, TokenizerModel& m, const TokenizerOption
   if (type == "Sequence") {
     const Json& list = array_field(p, "pretokenizers", w);
     for (size_t i = 0; i < list.size(); ++i)
-      parse_pre_tokenizer(list[i], m, options, state, w.at("pretokenizers").index(i));
+      parse_pre_tokenizer(list[i], m, state, w.at("pretokenizers").index(i));
   } else if (type == "Split") {
     const Json& pattern = object_field(p, "pattern", w);
     std::string text;
@@ -312,7 +519,6 @@ void parse_pre_tokenizer(const Json& p, TokenizerModel& m, const TokenizerOption
   } else {
     w.at("type").fail("pre-tokenizer \"", type, "\" is not supported (glass supports Split, ByteLevel and Sequence)");
   }
-  (void)options;
 }
 
 void parse_post_processor(const Json* p, TokenizerModel& m, const Where& w) {
@@ -365,8 +571,8 @@ void parse_decoder(const Json* d, const Where& w) {
   w.at("type").fail("decoder \"", type, "\" is not supported (glass supports ByteLevel)");
 }
 
-std::shared_ptr<TokenizerModel> model_from_json(const Json& root, const std::string& source,
-                                                const TokenizerOptions& options) {
+std::shared_ptr<TokenizerModel> model_from_json(TokenizerJsonReader& reader, const std::string& source) {
+  const Json& root = reader.root;
   const Where top{source, ""};
   if (!root.is_object()) glass::fail(source, ": not a tokenizer.json (the top level is ", json_type_name(root), ", not an object)");
   for (const char* name : {"truncation", "padding"})
@@ -374,16 +580,15 @@ std::shared_ptr<TokenizerModel> model_from_json(const Json& root, const std::str
       top.at(name).fail("is set; glass does not truncate or pad inside the tokenizer (it must be null)");
   auto m = std::make_shared<TokenizerModel>();
   m->source = source;
-  parse_model(root, *m, top);
+  parse_model(root, reader, *m, top);
   parse_normalizer(field(root, "normalizer"), *m, top.at("normalizer"));
   const Json* pre = field(root, "pre_tokenizer");
   if (pre == nullptr) top.at("pre_tokenizer").fail("missing: byte-level BPE needs a ByteLevel pre-tokenizer");
   PreTokenizerParse state;
-  parse_pre_tokenizer(*pre, *m, options, state, top.at("pre_tokenizer"));
+  parse_pre_tokenizer(*pre, *m, state, top.at("pre_tokenizer"));
   if (state.byte_level_steps != 1)
     top.at("pre_tokenizer").fail(state.byte_level_steps == 0 ? "has no ByteLevel step: only byte-level BPE is supported"
                                                              : "has more than one ByteLevel step");
-  m->pre_tokenizer.set_fast_split(options.fast_split);
   parse_post_processor(field(root, "post_processor"), *m, top.at("post_processor"));
   parse_decoder(field(root, "decoder"), top.at("decoder"));
   if (const Json* added = field(root, "added_tokens")) {
@@ -404,18 +609,22 @@ std::shared_ptr<TokenizerModel> model_from_json(const Json& root, const std::str
 
 // --- vocab.json + merges.txt + tokenizer_config.json ---------------------------------------
 
-std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir, const TokenizerOptions& options) {
+std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) {
   const std::string vocab_path = dir + "/vocab.json";
   const std::string merges_path = dir + "/merges.txt";
   const std::string config_path = dir + "/tokenizer_config.json";
   auto m = std::make_shared<TokenizerModel>();
   m->source = dir + " (vocab.json + merges.txt)";
 
-  const Json vocab_json = parse_json(read_file_limited(vocab_path), vocab_path);
-  auto vocab = parse_vocab(vocab_json, Where{vocab_path, ""});
+  TokenizerJsonReader vocab_reader(vocab_path, {}, {"-"});
+  read_json(read_file_limited(vocab_path), vocab_reader);
+  if (!vocab_reader.vocab_read) glass::fail(vocab_path, ": the top level must be an object mapping token strings to ids");
+  TokenIdMap vocab = std::move(vocab_reader.vocab);
+  check_unique_ids(vocab, Where{vocab_path, ""});
 
   const std::string merges_text = read_file_limited(merges_path);
   MergeIds merges;
+  std::string scratch;
   size_t line_no = 0;
   for (size_t pos = 0; pos < merges_text.size();) {
     size_t eol = merges_text.find('\n', pos);
@@ -425,12 +634,12 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir, 
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || (line_no == 1 && line.starts_with("#version"))) continue;
-    const Where at{merges_path, str_cat("line ", line_no)};
+    const auto at = [&] { return Where{merges_path, str_cat("line ", line_no)}; };
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos)
-      at.fail("\"", line, "\" is not two tokens separated by one space");
-    add_merge(std::string(line.substr(0, space)), std::string(line.substr(space + 1)), vocab, merges, at);
+      at().fail("\"", line, "\" is not two tokens separated by one space");
+    add_merge(line.substr(0, space), line.substr(space + 1), vocab, scratch, merges, at);
   }
 
   Json config = Json::object();
@@ -440,10 +649,7 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir, 
   const std::string cls = string_field(config, "tokenizer_class", cw).value_or("Qwen2Tokenizer");
   const bool prefix_space = bool_field(config, "add_prefix_space", false, cw);
   BpeOptions bpe_options;
-  if (auto unk = string_field(config, "unk_token", cw)) {
-    auto it = vocab.find(*unk);
-    if (it != vocab.end()) bpe_options.unk_id = it->second;
-  }
+  if (auto unk = string_field(config, "unk_token", cw)) bpe_options.unk_id = vocab.find(*unk);
   m->bpe.emplace(std::move(vocab), merges.pairs, merges.merged, bpe_options);
   if (prefix_space) m->pre_tokenizer.add_prefix_space();
   if (cls == "Qwen2Tokenizer" || cls == "Qwen2TokenizerFast") {
@@ -457,7 +663,6 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir, 
   } else {
     cw.at("tokenizer_class").fail("\"", cls, "\" is not supported without a tokenizer.json (glass knows Qwen2Tokenizer and GPT2Tokenizer)");
   }
-  m->pre_tokenizer.set_fast_split(options.fast_split);
   if (const Json* decoder = field(config, "added_tokens_decoder")) {
     const Where w = cw.at("added_tokens_decoder");
     if (!decoder->is_object()) w.fail("must be an object mapping ids to tokens");
@@ -479,8 +684,8 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir, 
     std::string content;
     if (bos != nullptr && bos->is_string()) content = bos->get<std::string>();
     if (bos != nullptr && bos->is_object()) content = string_field(*bos, "content", cw.at("bos_token")).value_or("");
-    auto id = m->added_ids.find(content);
-    const int32_t bos_id = id != m->added_ids.end() ? id->second : m->bpe->token_id(content);
+    const int32_t added = m->added_ids.find(content);
+    const int32_t bos_id = added >= 0 ? added : m->bpe->token_id(content);
     if (bos_id < 0) cw.at("bos_token").fail("add_bos_token is true but the bos_token is not a known token");
     m->template_prefix.push_back(bos_id);
   }
@@ -490,20 +695,21 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir, 
 
 }  // namespace
 
-Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& source, const TokenizerOptions& options) {
-  const Json root = parse_json(std::string(json_text), source);
-  return Tokenizer(model_from_json(root, source, options));
+Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& source) {
+  TokenizerJsonReader reader(source, {"model", "vocab"}, {"model", "merges"});
+  read_json(std::string(json_text), reader);
+  return Tokenizer(model_from_json(reader, source));
 }
 
-Tokenizer Tokenizer::load(const std::string& path, const TokenizerOptions& options) {
+Tokenizer Tokenizer::load(const std::string& path) {
   switch (path_kind(path)) {
     case PathKind::kFile:
-      return from_json(read_file_limited(path), path, options);
+      return from_json(read_file_limited(path), path);
     case PathKind::kDirectory: {
       const std::string json_path = path + "/tokenizer.json";
-      if (path_kind(json_path) != PathKind::kMissing) return from_json(read_file_limited(json_path), json_path, options);
+      if (path_kind(json_path) != PathKind::kMissing) return from_json(read_file_limited(json_path), json_path);
       if (path_kind(path + "/vocab.json") == PathKind::kFile && path_kind(path + "/merges.txt") == PathKind::kFile)
-        return Tokenizer(model_from_legacy_files(path, options));
+        return Tokenizer(model_from_legacy_files(path));
       fail(path, ": no tokenizer.json, and no vocab.json + merges.txt to fall back to");
     }
     case PathKind::kMissing:

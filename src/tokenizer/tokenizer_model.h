@@ -4,13 +4,13 @@
 
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/token_map.h"
 
 namespace glass {
 
@@ -20,7 +20,7 @@ struct TokenizerModel {
   PreTokenizer pre_tokenizer;
   std::optional<BpeModel> bpe;
   std::vector<AddedToken> added_tokens;              // in file order
-  std::unordered_map<std::string, int32_t> added_ids;  // content -> id (the last one wins)
+  TokenIdMap added_ids;                              // content -> id (the last one wins)
   AddedTokenMatcher raw_matcher;                     // normalized = false: matched in the raw text
   AddedTokenMatcher normalized_matcher;              // normalized = true: matched after normalizing
   // Post-processor template for a single sequence: ids before and after it.
