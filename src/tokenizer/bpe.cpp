@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <queue>
+#include <functional>
 
 #include "tokenizer/byte_level.h"
 
@@ -113,48 +113,56 @@ void BpeModel::merge_small(int32_t* ids, size_t n, std::vector<int32_t>& out) co
 }
 
 void BpeModel::merge_large(const int32_t* initial, size_t n, std::vector<int32_t>& out) const {
-  // Symbols in a doubly linked list; candidate merges in a min-heap by (rank, position).
-  // Entries go stale when a neighbour changes; a stale entry is recognised because the
-  // pair at its position no longer merges into the same id.
+  // Symbols in a doubly linked list; candidate merges in a min-heap of (rank << 32 | position),
+  // which orders them by rank, then leftmost first. Entries go stale when a neighbour
+  // changes; a stale entry is recognised because the pair at its position no longer has
+  // that rank (a rank names exactly one pair).
   struct Symbol {
     int32_t id;
     int32_t prev, next;  // -1 at the ends
-    bool alive;
   };
   std::vector<Symbol> sym(n);
+  std::vector<bool> alive(n, true);
   for (size_t i = 0; i < n; ++i)
-    sym[i] = {initial[i], static_cast<int32_t>(i) - 1, i + 1 < n ? static_cast<int32_t>(i + 1) : -1, true};
-  struct Candidate {
-    int32_t rank, pos, merged;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    sym[i] = {initial[i], static_cast<int32_t>(i) - 1, i + 1 < n ? static_cast<int32_t>(i + 1) : -1};
+  std::vector<uint64_t> heap;
+  heap.reserve(n);
+  const auto key = [](int32_t rank, int32_t pos) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(rank)) << 32) | static_cast<uint32_t>(pos);
   };
-  std::vector<Candidate> storage;
-  storage.reserve(n);
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap(std::greater<Candidate>(),
-                                                                                        std::move(storage));
   for (size_t i = 0; i + 1 < n; ++i) {
     const MergeTable::Merge m = merges_.find(sym[i].id, sym[i + 1].id);
-    if (m.merged >= 0) heap.push({m.rank, static_cast<int32_t>(i), m.merged});
+    if (m.merged >= 0) heap.push_back(key(m.rank, static_cast<int32_t>(i)));
   }
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
   while (!heap.empty()) {
-    const Candidate top = heap.top();
-    heap.pop();
-    Symbol& left = sym[static_cast<size_t>(top.pos)];
-    if (!left.alive || left.next < 0) continue;
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const uint64_t top = heap.back();
+    heap.pop_back();
+    const auto rank = static_cast<int32_t>(top >> 32);
+    const auto pos = static_cast<int32_t>(top & 0xFFFFFFFFu);
+    Symbol& left = sym[static_cast<size_t>(pos)];
+    if (!alive[static_cast<size_t>(pos)] || left.next < 0) continue;
     Symbol& right = sym[static_cast<size_t>(left.next)];
     const MergeTable::Merge now = merges_.find(left.id, right.id);
-    if (now.merged != top.merged) continue;
-    left.id = top.merged;
-    right.alive = false;
+    if (now.rank != rank) continue;
+    left.id = now.merged;
+    alive[static_cast<size_t>(left.next)] = false;
     left.next = right.next;
-    if (right.next >= 0) sym[static_cast<size_t>(right.next)].prev = top.pos;
+    if (right.next >= 0) sym[static_cast<size_t>(right.next)].prev = pos;
     if (left.prev >= 0) {
       const MergeTable::Merge m = merges_.find(sym[static_cast<size_t>(left.prev)].id, left.id);
-      if (m.merged >= 0) heap.push({m.rank, left.prev, m.merged});
+      if (m.merged >= 0) {
+        heap.push_back(key(m.rank, left.prev));
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
     }
     if (left.next >= 0) {
       const MergeTable::Merge m = merges_.find(left.id, sym[static_cast<size_t>(left.next)].id);
-      if (m.merged >= 0) heap.push({m.rank, top.pos, m.merged});
+      if (m.merged >= 0) {
+        heap.push_back(key(m.rank, pos));
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
     }
   }
   for (int32_t i = 0; i >= 0; i = sym[static_cast<size_t>(i)].next) out.push_back(sym[static_cast<size_t>(i)].id);

@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -13,19 +14,38 @@ namespace glass {
 
 namespace {
 
-// True when every character is NFC-stable, so NFC leaves the text as it is.
-bool nfc_quick_check(std::string_view text) {
+// Offset of the first character that is not NFC-stable, or text.size().
+size_t first_unstable(std::string_view text, size_t from) {
   const UnicodeTable& table = UnicodeTable::get();
-  const char* p = text.data();
-  const char* end = p + text.size();
+  const char* p = text.data() + from;
+  const char* end = text.data() + text.size();
   while (p < end) {
     if (static_cast<unsigned char>(*p) < 0x80) {
       ++p;
       continue;
     }
-    if (!(table.flags(utf8::decode_valid(p)) & kCharNfcStable)) return false;
+    const char* start = p;
+    if (!(table.flags(utf8::decode_valid(p)) & kCharNfcStable)) return static_cast<size_t>(start - text.data());
   }
-  return true;
+  return text.size();
+}
+
+// Offset of the first NFC-stable character at or after `from`, or text.size().
+size_t first_stable(std::string_view text, size_t from) {
+  const UnicodeTable& table = UnicodeTable::get();
+  const char* p = text.data() + from;
+  const char* end = text.data() + text.size();
+  while (p < end) {
+    const char* start = p;
+    if (table.flags(utf8::decode_valid(p)) & kCharNfcStable) return static_cast<size_t>(start - text.data());
+  }
+  return text.size();
+}
+
+size_t previous_char_start(std::string_view text, size_t pos) {
+  size_t b = pos - 1;
+  while (b > 0 && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80) --b;
+  return b;
 }
 
 }  // namespace
@@ -46,8 +66,24 @@ std::string nfc_reference(std::string_view text) {
 }
 
 std::string_view Normalizer::apply(std::string_view text, std::string& storage) const {
-  if (form_ == Form::kNone || nfc_quick_check(text)) return text;
-  storage = nfc_reference(text);
+  if (form_ == Form::kNone) return text;
+  size_t unstable = first_unstable(text, 0);
+  if (unstable == text.size()) return text;
+  // NFC cannot reach across an NFC-stable character (a starter that nothing before it
+  // composes with), so only the stretches from the character before an unstable run to
+  // the next stable character go through utf8proc; the rest is copied.
+  storage.clear();
+  storage.reserve(text.size() + 16);
+  size_t copied = 0;
+  while (unstable < text.size()) {
+    const size_t begin = unstable == 0 ? 0 : std::max(copied, previous_char_start(text, unstable));
+    const size_t end = first_stable(text, unstable);
+    storage.append(text.substr(copied, begin - copied));
+    storage += nfc_reference(text.substr(begin, end - begin));
+    copied = end;
+    unstable = first_unstable(text, end);
+  }
+  storage.append(text.substr(copied));
   return storage;
 }
 

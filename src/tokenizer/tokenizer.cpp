@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/piece_cache.h"
 #include "tokenizer/tokenizer_model.h"
 #include "tokenizer/utf8.h"
 
@@ -56,12 +57,16 @@ Tokenizer::Tokenizer(std::shared_ptr<const TokenizerModel> model) : m_(std::move
 
 namespace {
 
+constexpr size_t kCacheFromBytes = 4096;
+
 // Per-call scratch space, so that encode() is const and thread-safe.
 struct EncodeScratch {
   std::vector<Segment> segments, inner_segments;
   std::vector<std::string_view> pieces;
   std::deque<std::string> piece_storage;
   std::string normalized;
+  PieceCache cache;
+  bool use_cache = false;
 };
 
 void encode_pieces(const TokenizerModel& m, std::string_view text, const EncodeOptions& options, EncodeScratch& s,
@@ -69,7 +74,21 @@ void encode_pieces(const TokenizerModel& m, std::string_view text, const EncodeO
   s.pieces.clear();
   s.piece_storage.clear();
   m.pre_tokenizer.split(text, s.pieces, s.piece_storage, options.fast_split);
-  for (std::string_view piece : s.pieces) m.bpe->encode(piece, out);
+  if (!s.use_cache) {
+    for (std::string_view piece : s.pieces) m.bpe->encode(piece, out);
+    return;
+  }
+  for (std::string_view piece : s.pieces) {
+    if (piece.size() < 2 || piece.size() > PieceCache::kMaxPieceBytes) {
+      m.bpe->encode(piece, out);
+      continue;
+    }
+    const uint64_t hash = TokenIdMap::hash(piece);
+    if (s.cache.lookup(piece, hash, out)) continue;
+    const size_t before = out.size();
+    m.bpe->encode(piece, out);
+    s.cache.insert(piece, hash, out.data() + before, out.size() - before);
+  }
 }
 
 void encode_text(const TokenizerModel& m, std::string_view text, const EncodeOptions& options, EncodeScratch& s,
@@ -98,6 +117,8 @@ void Tokenizer::encode(std::string_view text, std::vector<int32_t>& out, const E
   }
   if (options.add_special_tokens) out.insert(out.end(), m.template_prefix.begin(), m.template_prefix.end());
   EncodeScratch s;
+  // Short texts (a chat turn) rarely repeat a piece; the cache pays off on long ones.
+  s.use_cache = text.size() >= kCacheFromBytes;
   m.raw_matcher.split(text, options.parse_special, s.segments);
   for (const Segment& seg : s.segments) {
     if (seg.id >= 0)
@@ -157,13 +178,35 @@ bool Tokenizer::has_fast_split() const { return m_->pre_tokenizer.has_fast_split
 const std::string& Tokenizer::source() const { return m_->source; }
 
 std::vector<std::string> Tokenizer::pre_tokenize(std::string_view text, bool fast_split) const {
+  const TokenizerModel& m = *m_;
   std::string repaired;
   if (!utf8::is_valid(text)) {
     repaired = utf8::to_valid(text);
     text = repaired;
   }
-  std::string storage;
-  return m_->pre_tokenizer.split(m_->normalizer.apply(text, storage), fast_split);
+  std::vector<std::string> out;
+  std::vector<Segment> segments, inner;
+  m.raw_matcher.split(text, true, segments);
+  for (const Segment& seg : segments) {
+    const std::string_view part = text.substr(seg.begin, seg.end - seg.begin);
+    if (seg.id >= 0) {
+      out.emplace_back(part);
+      continue;
+    }
+    std::string storage;
+    const std::string_view normalized = m.normalizer.apply(part, storage);
+    inner.clear();
+    m.normalized_matcher.split(normalized, true, inner);
+    for (const Segment& s : inner) {
+      const std::string_view sub = normalized.substr(s.begin, s.end - s.begin);
+      if (s.id >= 0) {
+        out.emplace_back(sub);
+      } else {
+        for (std::string& piece : m.pre_tokenizer.split(sub, fast_split)) out.push_back(std::move(piece));
+      }
+    }
+  }
+  return out;
 }
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool skip_special)

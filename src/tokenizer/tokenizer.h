@@ -83,7 +83,8 @@ class Tokenizer {
   // Where it was loaded from.
   const std::string& source() const;
 
-  // The pre-tokenizer's pieces of `text` (after NFC, between added tokens), for display.
+  // What BPE sees: the pre-tokenizer's pieces of `text` (normalized), with each added
+  // token as a piece of its own. For display and tests.
   std::vector<std::string> pre_tokenize(std::string_view text, bool fast_split = true) const;
 
   explicit Tokenizer(std::shared_ptr<const TokenizerModel> model);
