@@ -36,7 +36,7 @@ struct MatchState {
 }  // namespace
 
 Regex::Regex(const std::string& pattern, const std::string& source, bool literal)
-    : pattern_(pattern), source_(source) {
+    : pattern_(pattern), source_(source), literal_(literal) {
   int error = 0;
   PCRE2_SIZE offset = 0;
   const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : 0);
@@ -51,7 +51,25 @@ Regex::Regex(const std::string& pattern, const std::string& source, bool literal
   compiled_ = std::move(compiled);
 }
 
+namespace {
+
+// PCRE2's \s matches U+180E MONGOLIAN VOWEL SEPARATOR; Oniguruma's (Unicode
+// White_Space, what Hugging Face uses) does not. Matching on a copy with each U+180E
+// replaced by U+2060 WORD JOINER, which has the same length and classes (Cf, no space,
+// no letter), gives Oniguruma's matches at the same offsets.
+constexpr std::string_view kU180E = "\xE1\xA0\x8E";
+constexpr std::string_view kU2060 = "\xE2\x81\xA0";
+
+}  // namespace
+
 void Regex::find_all(std::string_view text, std::vector<MatchSpan>& out) const {
+  std::string substituted;
+  if (!literal_ && text.find(kU180E) != std::string_view::npos) {
+    substituted.assign(text);
+    for (size_t i = substituted.find(kU180E); i != std::string::npos; i = substituted.find(kU180E, i + 3))
+      substituted.replace(i, 3, kU2060);
+    text = substituted;
+  }
   MatchState state;
   state.data = pcre2_match_data_create_from_pattern(compiled_->code, nullptr);
   if (state.data == nullptr) throw std::bad_alloc();

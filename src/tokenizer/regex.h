@@ -22,7 +22,8 @@ class Regex {
 
   // Every non-overlapping match in `text` (valid UTF-8), leftmost first, with the
   // iteration rules of Oniguruma's find_iter (what Hugging Face tokenizers uses): an
-  // empty match right where the previous match ended is skipped by one character.
+  // empty match right where the previous match ended is skipped by one character. \s
+  // means Unicode White_Space, as in Oniguruma (PCRE2 alone would add U+180E).
   void find_all(std::string_view text, std::vector<MatchSpan>& out) const;
 
   const std::string& pattern() const { return pattern_; }
@@ -31,6 +32,7 @@ class Regex {
   struct Compiled;
   std::string pattern_;
   std::string source_;
+  bool literal_ = false;
   std::shared_ptr<const Compiled> compiled_;
 };
 

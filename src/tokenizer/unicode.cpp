@@ -15,6 +15,7 @@ namespace glass {
 namespace {
 
 constexpr uint32_t kCodePoints = 0x110000;
+constexpr uint32_t kMongolianVowelSeparator = 0x180E;
 
 bool is_surrogate(uint32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
 
@@ -103,6 +104,10 @@ void mark_nfc_stable(std::vector<uint8_t>& flags) {
 UnicodeTable::UnicodeTable() {
   std::vector<uint8_t> flags(kCodePoints, 0);
   mark_pcre2_classes(flags);
+  // Oniguruma (Hugging Face's regex engine) follows Unicode White_Space for \s; PCRE2
+  // also counts U+180E MONGOLIAN VOWEL SEPARATOR, a space before Unicode 6.3. That is
+  // the only difference, and Regex works around it the same way.
+  flags[kMongolianVowelSeparator] &= static_cast<uint8_t>(~kCharSpace);
   mark_nfc_stable(flags);
   for (uint32_t cp = 0; cp < 128; ++cp) ascii_[cp] = flags[cp];
   // Two-level table: identical 256-code-point blocks are stored once.

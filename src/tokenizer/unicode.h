@@ -2,7 +2,7 @@
 //
 // Letters (\p{L}), numbers (\p{N}) and whitespace (\s) come from PCRE2 itself, so the
 // hand-written pre-tokenizer classifies every code point exactly as the general regex
-// path does. "NFC-stable" comes from utf8proc: a run of such characters is already in
+// path does (PCRE2 10.42 and Hugging Face's Oniguruma both use Unicode 14 tables). "NFC-stable" comes from utf8proc: a run of such characters is already in
 // NFC, so the normalizer can skip it.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace glass {
 enum CharFlag : uint8_t {
   kCharLetter = 1,     // \p{L}
   kCharNumber = 2,     // \p{N}
-  kCharSpace = 4,      // \s as PCRE2 (UTF + UCP) matches it
+  kCharSpace = 4,      // \s as PCRE2 (UTF + UCP) matches it, less U+180E (as Oniguruma)
   kCharNfcStable = 8,  // combining class 0, unchanged by NFC, never composes with what precedes it
 };
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "base/json_fields.h"
+#include "base/mapped_file.h"
 #include "support/test_support.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
@@ -128,6 +129,31 @@ class LegacyFilesMatch : public CaseFileTest {
   }
 };
 
+// Edge cases beyond the fixtures, with ids from Hugging Face tokenizers (see
+// scripts/make-tokenizer-oracle-cases.py), for the same Qwen2.5 tokenizer.json.
+class OracleCasesMatch : public ::testing::Test {
+ public:
+  void TestBody() override {
+    const Json j = read_json_file(GLASS_TOKENIZER_ORACLE_CASES);
+    size_t failures = 0;
+    const auto& cases = j.at("cases");
+    ASSERT_GT(cases.size(), 100u);
+    for (size_t i = 0; i < cases.size() && failures < 10; ++i) {
+      const std::string text = cases[i].at("text");
+      const auto ids = cases[i].at("ids").get<std::vector<int32_t>>();
+      if (fast().encode(text) != ids) {
+        ++failures;
+        ADD_FAILURE() << "oracle case " << i << " " << show(text).substr(0, 200) << ": ids differ";
+      }
+      if (fast().encode(text, {.fast_split = false}) != ids) {
+        ++failures;
+        ADD_FAILURE() << "oracle case " << i << " " << show(text).substr(0, 200) << ": PCRE2-path ids differ";
+      }
+      EXPECT_EQ(fast().decode(ids), cases[i].at("decoded").get<std::string>()) << "oracle case " << i;
+    }
+  }
+};
+
 template <class T>
 void register_test(const char* suite, const std::string& file) {
   const std::string name = file.substr(file.find_last_of('/') + 1);
@@ -145,6 +171,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no tokenizer cases (tokenizer-cases/*.json) under %s\n", glass::test::fixtures_root().c_str());
     return 1;
   }
+  // The oracle cases were made with Qwen2.5's tokenizer.json; other fixture sets may hold another.
+  if (glass::read_text_file(glass::tokenizer_dir() + "/tokenizer.json").size() == GLASS_TOKENIZER_ORACLE_BYTES)
+    ::testing::RegisterTest("TokenizerOracle", "hf_oracle_cases", nullptr, nullptr, __FILE__, __LINE__,
+                            []() -> ::testing::Test* { return new glass::OracleCasesMatch(); });
   for (const auto& f : files) {
     glass::register_test<glass::IdsMatch>("TokenizerIds", f);
     glass::register_test<glass::DecodeMatches>("TokenizerDecode", f);
