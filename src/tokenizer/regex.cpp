@@ -39,7 +39,7 @@ Regex::Regex(const std::string& pattern, const std::string& source, bool literal
     : pattern_(pattern), source_(source), literal_(literal) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : 0);
+  const uint32_t options = PCRE2_UTF | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   if (!utf8::is_valid(pattern)) fail(source, ": the pattern is not valid UTF-8");
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &error,
                                    &offset, nullptr);

@@ -142,21 +142,18 @@ class TokenizerJsonReader {
   bool merges_read = false;
   std::string error;  // set when a handler stopped the parse
 
-  bool null() { return value(Json(nullptr)); }
-  bool boolean(bool v) { return value(Json(v)); }
+  bool null() { return scalar(Json(nullptr)); }
+  bool boolean(bool v) { return scalar(Json(v)); }
   bool number_integer(number_integer_t v) {
-    if (mode_ == Mode::kVocab) return vocab_entry(v < 0 ? -1 : v, Json(v));
-    return value(Json(v));
+    if (mode_ == Mode::kVocab) return vocab_entry(v < 0 || v > kMaxTokenId ? -1 : v, Json(v));
+    return scalar(Json(v));
   }
   bool number_unsigned(number_unsigned_t v) {
     if (mode_ == Mode::kVocab)
       return vocab_entry(v > static_cast<uint64_t>(kMaxTokenId) ? -1 : static_cast<int64_t>(v), Json(v));
-    return value(Json(v));
+    return scalar(Json(v));
   }
-  bool number_float(number_float_t v, const string_t&) {
-    if (mode_ == Mode::kVocab) return vocab_entry(-2, Json(v));
-    return value(Json(v));
-  }
+  bool number_float(number_float_t v, const string_t&) { return scalar(Json(v)); }
   bool string(string_t& v) {
     if (mode_ == Mode::kVocab) return vocab_entry(-2, Json(v));
     if (mode_ == Mode::kMerges) {
@@ -237,6 +234,15 @@ class TokenizerJsonReader {
  private:
   enum class Mode { kDom, kVocab, kMerges, kMergePair };
 
+  // A value that is not a string: fine in the tree, wrong as a vocabulary id or a merge.
+  bool scalar(Json v) {
+    if (mode_ == Mode::kVocab) return vocab_entry(-2, v);
+    if (mode_ == Mode::kMerges)
+      return stop(str_cat(where_merge(), ": must be \"a b\" or [\"a\", \"b\"], got ", json_type_name(v), " ", v.dump()));
+    if (mode_ == Mode::kMergePair)
+      return stop(str_cat(where_merge(), ": must be a pair of token strings, got ", json_type_name(v), " ", v.dump()));
+    return value(std::move(v));
+  }
   bool stop(const std::string& message) {
     if (error.empty()) error = message.starts_with(source_) ? message : str_cat(source_, ": ", message);
     return false;

@@ -4,7 +4,8 @@
 #include <pcre2.h>
 #include <utf8proc.h>
 
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 
@@ -30,13 +31,37 @@ void mark_pcre2_classes(std::vector<uint8_t>& flags) {
   text.reserve(1 << 20);
   std::vector<uint32_t> cps;     // the code point of each character of `text`
   std::vector<uint32_t> starts;  // its byte offset; one extra entry for the end
+  cps.reserve(0x50000);
+  starts.reserve(0x50001);
+  text.resize(0x50000 * 4);
+  size_t size = 0;
   for (uint32_t cp = 0; cp < kCodePoints; ++cp) {
     if (is_surrogate(cp) || !is_scanned(cp)) continue;
     cps.push_back(cp);
-    starts.push_back(static_cast<uint32_t>(text.size()));
-    utf8::append(text, cp);
+    starts.push_back(static_cast<uint32_t>(size));
+    char* p = text.data() + size;
+    if (cp < 0x80) {
+      p[0] = static_cast<char>(cp);
+      size += 1;
+    } else if (cp < 0x800) {
+      p[0] = static_cast<char>(0xC0 | (cp >> 6));
+      p[1] = static_cast<char>(0x80 | (cp & 0x3F));
+      size += 2;
+    } else if (cp < 0x10000) {
+      p[0] = static_cast<char>(0xE0 | (cp >> 12));
+      p[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      p[2] = static_cast<char>(0x80 | (cp & 0x3F));
+      size += 3;
+    } else {
+      p[0] = static_cast<char>(0xF0 | (cp >> 18));
+      p[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      p[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      p[3] = static_cast<char>(0x80 | (cp & 0x3F));
+      size += 4;
+    }
   }
-  starts.push_back(static_cast<uint32_t>(text.size()));
+  text.resize(size);
+  starts.push_back(static_cast<uint32_t>(size));
   int error = 0;
   PCRE2_SIZE erroffset = 0;
   static const char kPattern[] = "(\\p{L}+)|(\\p{N}+)|(\\s+)";
@@ -68,6 +93,9 @@ void mark_nfc_stable(std::vector<uint8_t>& flags) {
   utf8proc_int32_t buf[32];
   for (uint32_t cp = 0x80; cp < kCodePoints; ++cp) {
     if (is_surrogate(cp) || !is_scanned(cp)) continue;
+    if (utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->decomp_seqindex == UINT16_MAX &&
+        !(cp >= 0xAC00 && cp <= 0xD7A3))
+      continue;  // no decomposition (Hangul syllables decompose by algorithm, not by table)
     const utf8proc_ssize_t n =
         utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buf, 32, UTF8PROC_DECOMPOSE, nullptr);
     if (n == 1 && static_cast<uint32_t>(buf[0]) == cp) continue;
@@ -111,10 +139,10 @@ UnicodeTable::UnicodeTable() {
   mark_nfc_stable(flags);
   for (uint32_t cp = 0; cp < 128; ++cp) ascii_[cp] = flags[cp];
   // Two-level table: identical 256-code-point blocks are stored once.
-  std::map<std::string, uint16_t> seen;
+  std::unordered_map<std::string_view, uint16_t> seen;
   index_.resize(kCodePoints >> 8);
   for (uint32_t block = 0; block < (kCodePoints >> 8); ++block) {
-    std::string key(reinterpret_cast<const char*>(&flags[block << 8]), 256);
+    const std::string_view key(reinterpret_cast<const char*>(&flags[block << 8]), 256);
     auto [it, inserted] = seen.emplace(key, static_cast<uint16_t>(seen.size()));
     if (inserted) blocks_.insert(blocks_.end(), key.begin(), key.end());
     index_[block] = it->second;

@@ -6,7 +6,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <map>
 #include <memory>
+#include <thread>
 
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
@@ -153,6 +157,87 @@ class OracleCasesMatch : public ::testing::Test {
     }
   }
 };
+
+// Facts about Qwen2.5's tokenizer that other components rely on.
+TEST(QwenTokenizer, KnowsItsVocabularyAndSpecialTokens) {
+  const Tokenizer& t = fast();
+  EXPECT_EQ(t.encode("Hello"), (std::vector<int32_t>{9707}));  // no BOS
+  EXPECT_EQ(t.vocab_size(), 151665u);
+  EXPECT_EQ(t.token_id("<|endoftext|>"), 151643);
+  EXPECT_EQ(t.token_id("<|im_start|>"), 151644);
+  EXPECT_EQ(t.token_id("<|im_end|>"), 151645);
+  EXPECT_EQ(t.token_id("Ġworld"), 1879);
+  EXPECT_EQ(t.token_id("no such token"), -1);
+  EXPECT_TRUE(t.is_special(151645));
+  EXPECT_FALSE(t.is_special(151657));  // <tool_call> is an added token but not special
+  EXPECT_FALSE(t.is_special(9707));
+  EXPECT_EQ(t.token_text(1879), "Ġworld");
+  EXPECT_EQ(t.token_bytes(1879), " world");
+  EXPECT_EQ(t.added_tokens().size(), 22u);
+}
+
+TEST(QwenTokenizer, SpecialTokensAsPlainTextWhenAsked) {
+  const Tokenizer& t = fast();
+  const std::string chat = "<|im_start|>user\nhi<|im_end|><tool_call>";
+  const auto parsed = t.encode(chat);
+  EXPECT_EQ(parsed.front(), 151644);
+  EXPECT_EQ(parsed.back(), 151657);
+  const auto plain = t.encode(chat, {.parse_special = false});
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 151644), 0);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 151645), 0);
+  EXPECT_EQ(plain.back(), 151657);  // not special: still recognised, as in Hugging Face
+  EXPECT_EQ(t.decode(plain), chat);
+  EXPECT_EQ(t.decode(parsed, true), "user\nhi<tool_call>");
+}
+
+// Invalid UTF-8 becomes U+FFFD before encoding: the ids are Hugging Face's ids for the
+// repaired text (from the oracle cases), and no byte disappears without a trace.
+TEST(QwenTokenizer, InvalidUtf8EncodesAsReplacementCharacters) {
+  const Json j = read_json_file(GLASS_TOKENIZER_ORACLE_CASES);
+  std::map<std::string, std::vector<int32_t>> oracle;
+  for (const Json& c : j.at("cases")) oracle[c.at("text").get<std::string>()] = c.at("ids").get<std::vector<int32_t>>();
+  const std::vector<std::pair<std::string, std::string>> raw_and_repaired = {
+      {"\xFF", "\uFFFD"},
+      {"a\x80" "b", "a\uFFFDb"},
+      {"x\xE4\xBD\xFFy", "x\uFFFD\uFFFDy"},
+      {"\xC0\xAF\xFF", "\uFFFD\uFFFD\uFFFD"},
+      {" \xE4\xBD", " \uFFFD"},
+      {"\xE4\xBD\xA0\xE5\xA5\xE5\xA5\xBD", "\u4F60\uFFFD\u597D"},
+  };
+  for (const auto& [raw, repaired] : raw_and_repaired) {
+    ASSERT_TRUE(oracle.count(repaired)) << show(repaired) << " is not among the oracle cases";
+    EXPECT_EQ(fast().encode(raw), oracle[repaired]) << show(repaired);
+    EXPECT_EQ(fast().decode(fast().encode(raw)), repaired);
+  }
+}
+
+TEST(QwenTokenizer, StreamingHoldsAnEmojiSplitAcrossTokens) {
+  const Tokenizer& t = fast();
+  const auto ids = t.encode(" 🤗");  // " \xF0\x9F", "\xA4", "\x97"
+  ASSERT_EQ(ids.size(), 3u);
+  StreamingDecoder d(t);
+  EXPECT_EQ(d.push(ids[0]), " ");
+  EXPECT_EQ(d.push(ids[1]), "");
+  EXPECT_EQ(d.push(ids[2]), "🤗");
+}
+
+TEST(QwenTokenizer, ConcurrentEncodesAgree) {
+  std::vector<std::string> texts;
+  for (const auto& f : test::fixture_files("tokenizer-cases"))
+    for (const Case& c : read_cases(f)) texts.push_back(c.text);
+  std::string joined;
+  for (const auto& s : texts) joined += s + "\n";
+  const auto expected = fast().encode(joined);
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&] {
+      for (int r = 0; r < 3; ++r)
+        if (fast().encode(joined) != expected) ++mismatches;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
 
 template <class T>
 void register_test(const char* suite, const std::string& file) {
