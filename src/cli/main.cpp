@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
       glass::cli::add_random_model_command(app),
       glass::cli::add_run_command(app),
       glass::cli::add_bench_command(app),
+      glass::cli::add_tokenize_command(app),
+      glass::cli::add_detokenize_command(app),
+      glass::cli::add_bench_tokenizer_command(app),
   };
 
   try {
