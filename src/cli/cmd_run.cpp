@@ -18,11 +18,14 @@ namespace glass::cli {
 
 namespace {
 
-// JSON text that may hold token bytes that are not UTF-8 on their own.
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+// Output objects keep their fields in the order written.
+using OJson = nlohmann::ordered_json;
 
-Json finish_json(const FinishReason& f, const Tokenizer& tok) {
-  Json j = {{"reason", f.name()}};
+// JSON text that may hold token bytes that are not UTF-8 on their own.
+std::string dump(const OJson& j) { return j.dump(-1, ' ', false, OJson::error_handler_t::replace); }
+
+OJson finish_json(const FinishReason& f, const Tokenizer& tok) {
+  OJson j = {{"reason", f.name()}};
   if (f.kind == FinishReason::Kind::eos) {
     j["token"] = f.token;
     if (tok.has_token(f.token)) j["token_text"] = tok.token_text(f.token);
@@ -31,7 +34,7 @@ Json finish_json(const FinishReason& f, const Tokenizer& tok) {
   return j;
 }
 
-Json candidate_json(const Candidate& c, const Tokenizer& tok) {
+OJson candidate_json(const Candidate& c, const Tokenizer& tok) {
   return {{"id", c.id}, {"text", std::string(tok.token_bytes(c.id))}, {"logit", c.logit},
           {"prob_before", c.prob_before}, {"prob_after", c.prob_after}};
 }
@@ -93,7 +96,7 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f16");
+  o->runtime.add_to(sub, "f32");
 
   return {sub, [o] {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")
@@ -114,25 +117,25 @@ Command add_run_command(CLI::App& app) {
             enc.parse_special = !o->no_special;
             for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
             for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
-            int64_t kv_tokens = 0;
+            std::vector<int64_t> lengths;
             for (const auto& r : requests)
-              kv_tokens += std::min<int64_t>(context, static_cast<int64_t>(r.prompt.size()) +
-                                                          params.max_new_tokens.value_or(context));
-            KVCache cache(c, kv, std::max<int64_t>(kv_tokens, 1));
+              lengths.push_back(std::min<int64_t>(context, static_cast<int64_t>(r.prompt.size()) +
+                                                               params.max_new_tokens.value_or(context)));
+            KVCache cache(c, kv, KVCache::capacity_for(lengths));
 
             const bool stream = o->format == "text" && requests.size() == 1;
             std::vector<int64_t> steps(requests.size(), 0);
             auto on_event = [&](const GenerationEvent& e) {
               const int64_t step = steps[e.handle]++;
               if (o->format == "ndjson") {
-                Json j = {{"type", "step"}, {"sequence", e.handle}, {"step", step}, {"token", e.token},
+                OJson j = {{"type", "step"}, {"sequence", e.handle}, {"step", step}, {"token", e.token},
                           {"token_text", std::string(tokenizer.token_bytes(e.token))}, {"text", e.text}};
                 if (o->show_top > 0) {
-                  Json cands = Json::array();
+                  OJson cands = OJson::array();
                   for (const Candidate& cand : e.candidates) cands.push_back(candidate_json(cand, tokenizer));
                   j["top"] = cands;
                   j["chosen"] = candidate_json(e.chosen, tokenizer);
-                  Json chain = Json::array();
+                  OJson chain = OJson::array();
                   if (e.trace != nullptr)
                     for (const auto& st : e.trace->steps) chain.push_back({{"step", st.setting}, {"surviving", st.surviving}});
                   j["processors"] = chain;
@@ -160,7 +163,7 @@ Command add_run_command(CLI::App& app) {
                 if (stream) std::cout << "\n";
                 else std::cout << "[" << i << "] " << r.text << "\n";
               } else {
-                Json j = {{"ids", r.tokens},
+                OJson j = {{"ids", r.tokens},
                           {"text", r.text},
                           {"finish_reason", r.finish.name()},
                           {"finish", finish_json(r.finish, tokenizer)},

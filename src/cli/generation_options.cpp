@@ -28,7 +28,9 @@ void GenerationOptions::add_to(CLI::App* sub) {
   sub->add_option_function<std::vector<std::string>>(
       "--stop", [this](const std::vector<std::string>& v) { overrides.stop_strings = v; },
       "Stop when the text contains this string (not printed); repeatable");
-  sub->add_flag("--greedy", greedy, "Greedy decoding (argmax), whatever the checkpoint says");
+  sub->add_flag("--greedy", greedy,
+                "Plain greedy decoding: the argmax of the model's logits (the checkpoint's sampling settings and "
+                "penalties are dropped; penalty flags given here still apply)");
   sub->add_flag("--sample", sample, "Sample even if the checkpoint's generation_config.json says do_sample false");
   sub->add_flag("--ignore-eos", ignore_eos, "Keep generating past eos tokens");
   sub->add_option("--chain-order", chain_order, "Order of the logits processors: transformers (default) or llama.cpp");
@@ -37,16 +39,21 @@ void GenerationOptions::add_to(CLI::App* sub) {
 SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   if (greedy && sample) fail("--greedy and --sample contradict each other");
   // Each flag on its own, so the error names it.
+  auto only = [](auto member, const auto& value) {
+    SamplingOverrides single;
+    single.*member = value;
+    return single;
+  };
   const std::pair<const char*, SamplingOverrides> singles[] = {
-      {"--temperature", {.temperature = overrides.temperature}},
-      {"--top-k", {.top_k = overrides.top_k}},
-      {"--top-p", {.top_p = overrides.top_p}},
-      {"--min-p", {.min_p = overrides.min_p}},
-      {"--repetition-penalty", {.repetition_penalty = overrides.repetition_penalty}},
-      {"--presence-penalty", {.presence_penalty = overrides.presence_penalty}},
-      {"--frequency-penalty", {.frequency_penalty = overrides.frequency_penalty}},
-      {"--max-new-tokens", {.max_new_tokens = overrides.max_new_tokens}},
-      {"--stop", {.stop_strings = overrides.stop_strings}},
+      {"--temperature", only(&SamplingOverrides::temperature, overrides.temperature)},
+      {"--top-k", only(&SamplingOverrides::top_k, overrides.top_k)},
+      {"--top-p", only(&SamplingOverrides::top_p, overrides.top_p)},
+      {"--min-p", only(&SamplingOverrides::min_p, overrides.min_p)},
+      {"--repetition-penalty", only(&SamplingOverrides::repetition_penalty, overrides.repetition_penalty)},
+      {"--presence-penalty", only(&SamplingOverrides::presence_penalty, overrides.presence_penalty)},
+      {"--frequency-penalty", only(&SamplingOverrides::frequency_penalty, overrides.frequency_penalty)},
+      {"--max-new-tokens", only(&SamplingOverrides::max_new_tokens, overrides.max_new_tokens)},
+      {"--stop", only(&SamplingOverrides::stop_strings, overrides.stop_strings)},
   };
   for (const auto& [flag, single] : singles) apply_overrides(SamplingParams{}, single).validate(flag);
 
@@ -66,7 +73,12 @@ SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   if (!chain_order.empty()) o.chain_order = parse_chain_order(chain_order, "--chain-order");
   if (o.temperature) o.do_sample = *o.temperature > 0;
   if (sample) o.do_sample = true;
-  if (greedy) o.do_sample = false;
+  if (greedy) {
+    o.do_sample = false;
+    if (!o.repetition_penalty) o.repetition_penalty = 1.0;
+    if (!o.presence_penalty) o.presence_penalty = 0.0;
+    if (!o.frequency_penalty) o.frequency_penalty = 0.0;
+  }
   if (ignore_eos) o.eos_token_ids = std::vector<int32_t>{};
   params = apply_overrides(params, o);
   params.validate(gen_path + " with the command-line flags");

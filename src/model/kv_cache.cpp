@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -25,6 +26,12 @@ KVCache::KVCache(const ModelConfig& c, KVType type, int64_t capacity_tokens, int
   arena_ = static_cast<std::byte*>(p);
   free_list_.reserve(static_cast<size_t>(total_blocks_));
   for (int64_t b = total_blocks_ - 1; b >= 0; --b) free_list_.push_back(static_cast<int32_t>(b));
+}
+
+int64_t KVCache::capacity_for(const std::vector<int64_t>& lengths, int64_t block_size) {
+  int64_t total = 0;
+  for (int64_t n : lengths) total += (std::max<int64_t>(n, 1) + block_size - 1) / block_size * block_size;
+  return std::max<int64_t>(total, block_size);
 }
 
 KVCache::~KVCache() {

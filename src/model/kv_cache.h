@@ -17,8 +17,13 @@ namespace glass {
 
 class KVCache {
  public:
+  static constexpr int64_t kDefaultBlockSize = 16;
+  // Capacity (in tokens) that holds sequences of these lengths, each rounded up to
+  // whole blocks.
+  static int64_t capacity_for(const std::vector<int64_t>& lengths, int64_t block_size = kDefaultBlockSize);
+
   // `capacity_tokens` bounds the positions all sequences together may hold.
-  KVCache(const ModelConfig& config, KVType type, int64_t capacity_tokens, int64_t block_size = 16);
+  KVCache(const ModelConfig& config, KVType type, int64_t capacity_tokens, int64_t block_size = kDefaultBlockSize);
   ~KVCache();
   KVCache(const KVCache&) = delete;
   KVCache& operator=(const KVCache&) = delete;

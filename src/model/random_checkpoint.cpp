@@ -103,7 +103,9 @@ void write_random_checkpoint(const ModelConfig& c, const std::string& dir, const
   std::vector<Spec> specs;
   const int64_t h = c.hidden_size;
   const float in_h = 1.0f / std::sqrt(static_cast<float>(h));
-  specs.push_back({"model.embed_tokens.weight", {c.vocab_size, h}, 1.0f, 0.0f});
+  // Embedding scale 2/sqrt(hidden): tied logits then have a spread of about 2, so even
+  // a random model's distributions are not one-hot.
+  specs.push_back({"model.embed_tokens.weight", {c.vocab_size, h}, 2.0f * in_h, 0.0f});
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     specs.push_back({p + "input_layernorm.weight", {h}, 0.1f, 1.0f});

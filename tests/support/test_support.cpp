@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "io/safetensors.h"
 #include "model/random_checkpoint.h"
 
 namespace glass::test {
@@ -148,6 +149,37 @@ std::string thrown_error(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "expected glass::Error, nothing was thrown";
   return "";
+}
+
+void write_constant_token_model(const std::string& dir, int32_t token) {
+  ModelConfig c = tiny_config();
+  c.vocab_size = 151936;
+  c.tie_word_embeddings = false;
+  write_random_checkpoint(c, dir, {DType::F32, 1});
+  SafetensorsFile f(dir + "/model.safetensors");
+  std::vector<std::vector<float>> storage;
+  std::vector<TensorToWrite> ts;
+  for (const auto& [name, t] : f.tensors()) {
+    std::vector<float> v(t.nbytes / 4);
+    std::memcpy(v.data(), t.data, t.nbytes);
+    const bool matrix = t.shape.size() == 2;
+    if (name == "model.embed_tokens.weight") {
+      for (size_t i = 0; i < v.size(); ++i) v[i] = 1.0f + 0.01f * static_cast<float>(i % 7);
+    } else if (name == "lm_head.weight") {
+      std::fill(v.begin(), v.end(), 0.0f);
+      std::fill(v.begin() + static_cast<long>(token) * c.hidden_size, v.begin() + (token + 1) * c.hidden_size, 1.0f);
+    } else if (name.find("norm") != std::string::npos) {
+      std::fill(v.begin(), v.end(), 1.0f);
+    } else if (matrix || name.find("bias") != std::string::npos) {
+      std::fill(v.begin(), v.end(), 0.0f);
+    }
+    storage.push_back(std::move(v));
+    ts.push_back({name, DType::F32, t.shape, storage.back().data(), t.nbytes});
+  }
+  write_safetensors(dir + "/model.safetensors.new", ts);
+  std::rename((dir + "/model.safetensors.new").c_str(), (dir + "/model.safetensors").c_str());
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json"})
+    write_string(dir + "/" + name, read_string(demo_model_dir() + "/" + name));
 }
 
 std::vector<float> read_f32_file(const std::string& path) {

@@ -55,6 +55,11 @@ void write_tiny_checkpoint(const std::string& dir, const ModelConfig& config, DT
 // throws nothing or something else.
 std::string thrown_error(const std::function<void()>& f);
 
+// A checkpoint whose every next token is `token` (argmax by a wide margin): zero layer
+// weights, a positive embedding and an lm_head with a single non-zero row. Vocabulary
+// 151936 with the real Qwen2.5 tokenizer files copied from the demo model.
+void write_constant_token_model(const std::string& dir, int32_t token);
+
 std::vector<float> read_f32_file(const std::string& path);
 void write_string(const std::string& path, const std::string& text);
 std::string read_string(const std::string& path);

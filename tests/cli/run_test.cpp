@@ -1,0 +1,140 @@
+// glass run end to end on the demo model and on purpose-built checkpoints.
+#include <gtest/gtest.h>
+
+#include "base/json_fields.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+using test::run_glass;
+using test::shell_quote;
+
+Json parse_last_line(const std::string& out) {
+  const auto end = out.find_last_not_of('\n');
+  const auto start = out.rfind('\n', end);
+  return Json::parse(out.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1)));
+}
+
+TEST(Run, JsonResultHasIdsTextFinishAndUsage) {
+  const auto r = run_glass("run --ids '9707 11 1879' -n 5 --greedy --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_last_line(r.out);
+  EXPECT_EQ(j["ids"].size(), 5u);
+  EXPECT_EQ(j["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 3);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 5);
+  EXPECT_EQ(j["usage"]["total_tokens"], 8);
+  EXPECT_TRUE(j["text"].is_string());
+  EXPECT_NE(r.err.find("tok/s"), std::string::npos) << r.err;  // timing on stderr
+}
+
+TEST(Run, StreamedTextEqualsTheFinalText) {
+  const auto streamed = run_glass("run -p 'Hello, my name is' -n 12 --seed 7");
+  const auto json = run_glass("run -p 'Hello, my name is' -n 12 --seed 7 --format json");
+  ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(streamed.out, parse_last_line(json.out)["text"].get<std::string>() + "\n");
+}
+
+TEST(Run, SameSeedSameTokens) {
+  const auto a = run_glass("run -p 'Once upon a time' -n 10 --seed 42 --temperature 1.2 --top-k 0 --top-p 1 --format json");
+  const auto b = run_glass("run -p 'Once upon a time' -n 10 --seed 42 --temperature 1.2 --top-k 0 --top-p 1 --format json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(parse_last_line(a.out)["ids"], parse_last_line(b.out)["ids"]);
+  EXPECT_EQ(parse_last_line(a.out)["seed"], 42);
+}
+
+TEST(Run, ShowTopAndNdjson) {
+  const auto r = run_glass("run --ids 9707 -n 3 --seed 1 --show-top 4 --format ndjson");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<Json> lines;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    const size_t nl = r.out.find('\n', pos);
+    lines.push_back(Json::parse(r.out.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  ASSERT_EQ(lines.size(), 4u);  // three steps and the result
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(lines[i]["type"], "step");
+    EXPECT_EQ(lines[i]["step"], i);
+    EXPECT_EQ(lines[i]["top"].size(), 4u);
+    EXPECT_TRUE(lines[i]["chosen"]["prob_before"].is_number());
+    EXPECT_FALSE(lines[i]["processors"].empty());  // the demo's generation_config has top_k, top_p, ...
+  }
+  EXPECT_EQ(lines[3]["type"], "done");
+  // In text mode the tables go to stderr, the continuation to stdout.
+  const auto t = run_glass("run --ids 9707 -n 2 --seed 1 --show-top 3");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.err.find("step 0: chose"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("p before"), std::string::npos) << t.err;
+}
+
+TEST(Run, BatchOfPromptsMatchesSinglePrompts) {
+  const auto batch = run_glass("run --ids '9707 11' --ids '1 2 3 4 5 6' --ids 42 -n 6 --greedy --format json");
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  std::vector<Json> results;
+  size_t pos = 0;
+  while (pos < batch.out.size()) {
+    const size_t nl = batch.out.find('\n', pos);
+    results.push_back(Json::parse(batch.out.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  ASSERT_EQ(results.size(), 3u);
+  const char* prompts[] = {"9707 11", "1 2 3 4 5 6", "42"};
+  for (int i = 0; i < 3; ++i) {
+    const auto alone = run_glass(std::string("run --ids '") + prompts[i] + "' -n 6 --greedy --format json");
+    EXPECT_EQ(results[i]["ids"], parse_last_line(alone.out)["ids"]) << prompts[i];
+    EXPECT_EQ(results[i]["sequence"], i);
+  }
+}
+
+TEST(Run, EosAndStopStringOnPurposeBuiltModels) {
+  test::TempDir eos_model, hello_model;
+  test::write_constant_token_model(eos_model.path(), 151645);
+  auto r = run_glass("run -m " + shell_quote(eos_model.path()) + " -p Hi -n 8 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = parse_last_line(r.out);
+  EXPECT_EQ(j["finish_reason"], "eos");
+  EXPECT_EQ(j["finish"]["token"], 151645);
+  EXPECT_EQ(j["finish"]["token_text"], "<|im_end|>");
+  EXPECT_EQ(j["text"], "");
+  test::write_constant_token_model(hello_model.path(), 9707);
+  r = run_glass("run -m " + shell_quote(hello_model.path()) + " -p Hi -n 8 --stop loHel");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Hel\n");
+  EXPECT_NE(r.err.find("stop_string"), std::string::npos) << r.err;
+}
+
+TEST(Run, RefusesInvalidParametersNamingThem) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--temperature -1", "--temperature"},
+      {"--top-p 0", "--top-p"},
+      {"--top-p 1.5", "--top-p"},
+      {"--top-k -1", "--top-k"},
+      {"--min-p 2", "--min-p"},
+      {"--min-p -0.1", "--min-p"},
+      {"--repetition-penalty 0", "--repetition-penalty"},
+      {"-n -1", "--max-new-tokens"},
+      {"--stop ''", "--stop"},
+      {"--greedy --sample", "--greedy"},
+      {"--format yaml", "--format"},
+      {"--chain-order random", "--chain-order"},
+  };
+  for (const auto& [args, expect] : cases) {
+    const auto r = run_glass("run --ids 9707 " + args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  auto r = run_glass("run");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("-p TEXT or --ids"), std::string::npos) << r.err;
+  r = run_glass("run --ids 999999");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("outside the model's vocabulary"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace glass

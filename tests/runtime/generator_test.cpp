@@ -1,0 +1,217 @@
+#include "runtime/generator.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/backend.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+using test::TempDir;
+
+struct Fixture {
+  TempDir dir;
+  std::unique_ptr<Qwen2Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  explicit Fixture(int32_t constant_token = -1) {
+    if (constant_token >= 0) {
+      test::write_constant_token_model(dir.path(), constant_token);
+    } else {
+      ModelConfig c = test::tiny_config();
+      c.vocab_size = 151936;  // the Qwen tokenizer's ids must be in range
+      test::write_tiny_checkpoint(dir.path(), c);
+      for (const char* name : {"tokenizer.json", "tokenizer_config.json"})
+        test::write_string(dir.file(name), test::read_string(test::demo_model_dir() + "/" + name));
+    }
+    model = std::make_unique<Qwen2Model>(Qwen2Model::load(dir.path()));
+    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(dir.path()));
+  }
+};
+
+SamplingParams greedy(int64_t n) {
+  SamplingParams p;
+  p.max_new_tokens = n;
+  return p;
+}
+
+std::vector<GenerationResult> run(const Fixture& f, Kernels& k, KVType kv, std::vector<GenerationRequest> reqs,
+                                  int64_t context = 256) {
+  KVCache cache(f.model->config(), kv, 4096);
+  return Generator::run_all(*f.model, k, cache, *f.tokenizer, context, std::move(reqs));
+}
+
+TEST(Generator, BatchedGreedyEqualsOneAtATime) {
+  Fixture f;
+  const std::vector<std::vector<int32_t>> prompts = {{9707}, {9707, 11, 1879, 0, 5}, {100, 200, 300}, {42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52}};
+  for (const char* backend_name : {"cpu", "reference"}) {
+    Backend backend(backend_name, 2);
+    for (KVType kv : {KVType::F32, KVType::F16}) {
+      std::vector<GenerationRequest> batch;
+      for (const auto& p : prompts) batch.push_back({p, greedy(12)});
+      const auto together = run(f, backend.kernels(), kv, batch);
+      ASSERT_EQ(together.size(), prompts.size());
+      for (size_t i = 0; i < prompts.size(); ++i) {
+        const auto alone = run(f, backend.kernels(), kv, {{prompts[i], greedy(12)}});
+        EXPECT_EQ(together[i].tokens, alone[0].tokens) << backend_name << " " << kv_type_name(kv) << " prompt " << i;
+        EXPECT_EQ(together[i].text, alone[0].text);
+        EXPECT_EQ(together[i].tokens.size(), 12u);
+        EXPECT_EQ(together[i].finish.kind, FinishReason::Kind::length);
+      }
+    }
+  }
+}
+
+TEST(Generator, ChunkedPrefillEqualsOnePass) {
+  Fixture f;
+  Backend backend("cpu", 2);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back(1000 + 37 * i);
+  KVCache cache(f.model->config(), KVType::F32, 1024);
+  Generator chunked(*f.model, backend.kernels(), cache, *f.tokenizer, 256, 7);
+  const int h = chunked.add({prompt, greedy(8)});
+  int passes = 0;
+  while (!chunked.idle()) {
+    chunked.step({});
+    ++passes;
+  }
+  EXPECT_EQ(passes, 6 + 7);  // ceil(40 / 7) prefill passes (the last yields token 1), then 7 decode passes
+  const auto r = chunked.take_result(h);
+  ASSERT_TRUE(r);
+  const auto whole = run(f, backend.kernels(), KVType::F32, {{prompt, greedy(8)}});
+  EXPECT_EQ(r->tokens, whole[0].tokens);
+}
+
+TEST(Generator, StopsOnEosWithItsToken) {
+  Fixture f(151645);  // always <|im_end|>
+  Backend backend("cpu", 1);
+  SamplingParams p = greedy(10);
+  p.eos_token_ids = {151645, 151643};
+  const auto r = run(f, backend.kernels(), KVType::F32, {{{9707}, p}});
+  EXPECT_EQ(r[0].finish.kind, FinishReason::Kind::eos);
+  EXPECT_EQ(r[0].finish.token, 151645);
+  EXPECT_EQ(r[0].finish.name(), "eos");
+  EXPECT_EQ(r[0].tokens, (std::vector<int32_t>{151645}));
+  EXPECT_EQ(r[0].text, "");  // the eos token is not printed
+}
+
+TEST(Generator, StopStringAcrossTwoTokensIsNotPrinted) {
+  Fixture f(9707);  // always "Hello"
+  Backend backend("cpu", 1);
+  SamplingParams p = greedy(10);
+  p.stop_strings = {"loHel"};  // the end of one "Hello" and the start of the next
+  std::string streamed;
+  KVCache cache(f.model->config(), KVType::F32, 256);
+  const auto r = Generator::run_all(*f.model, backend.kernels(), cache, *f.tokenizer, 256, {{{9707}, p}},
+                                    [&](const GenerationEvent& e) { streamed += e.text; });
+  EXPECT_EQ(r[0].finish.kind, FinishReason::Kind::stop_string);
+  EXPECT_EQ(r[0].finish.stop_string, "loHel");
+  EXPECT_EQ(r[0].text, "Hel");
+  EXPECT_EQ(streamed, "Hel");
+  EXPECT_EQ(r[0].tokens.size(), 2u);
+}
+
+TEST(Generator, LengthAndContextLimits) {
+  Fixture f(9707);
+  Backend backend("cpu", 1);
+  auto r = run(f, backend.kernels(), KVType::F32, {{{9707, 9707}, greedy(3)}});
+  EXPECT_EQ(r[0].finish.kind, FinishReason::Kind::length);
+  EXPECT_EQ(r[0].text, "HelloHelloHello");
+  SamplingParams unlimited;
+  r = run(f, backend.kernels(), KVType::F32, {{{9707, 9707}, unlimited}}, 6);
+  EXPECT_EQ(r[0].finish.kind, FinishReason::Kind::context);
+  EXPECT_EQ(r[0].tokens.size(), 4u);  // 2 prompt + 4 generated fill a context of 6
+  r = run(f, backend.kernels(), KVType::F32, {{{9707}, greedy(0)}});
+  EXPECT_EQ(r[0].finish.kind, FinishReason::Kind::length);
+  EXPECT_TRUE(r[0].tokens.empty());
+}
+
+TEST(Generator, SeededSamplingIsReproducible) {
+  Fixture f;
+  Backend backend("cpu", 2);
+  SamplingParams p;
+  p.do_sample = true;
+  p.temperature = 1.5;
+  p.top_k = 0;
+  p.max_new_tokens = 16;
+  p.seed = 1234;
+  const auto a = run(f, backend.kernels(), KVType::F32, {{{1, 2, 3}, p}});
+  const auto b = run(f, backend.kernels(), KVType::F32, {{{1, 2, 3}, p}});
+  EXPECT_EQ(a[0].tokens, b[0].tokens);
+  EXPECT_EQ(a[0].seed, 1234u);
+  p.seed = 99;
+  const auto c = run(f, backend.kernels(), KVType::F32, {{{1, 2, 3}, p}});
+  EXPECT_NE(a[0].tokens, c[0].tokens);
+  // Beside other sequences, the same seed gives the same tokens.
+  p.seed = 1234;
+  SamplingParams other = p;
+  other.seed = 5;
+  const auto batched = run(f, backend.kernels(), KVType::F32, {{{7, 8}, other}, {{1, 2, 3}, p}, {{9}, other}});
+  EXPECT_EQ(batched[1].tokens, a[0].tokens);
+}
+
+TEST(Generator, CandidatesShowWhatTheProcessorsDid) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  SamplingParams p;
+  p.do_sample = true;
+  p.temperature = 0.7;
+  p.top_k = 5;
+  p.max_new_tokens = 3;
+  p.seed = 1;
+  KVCache cache(f.model->config(), KVType::F32, 256);
+  int events = 0;
+  Generator::run_all(*f.model, backend.kernels(), cache, *f.tokenizer, 256, {{{1, 2}, p, 8}}, [&](const GenerationEvent& e) {
+    ++events;
+    ASSERT_EQ(e.candidates.size(), 8u);
+    float total_after = 0;
+    for (size_t i = 0; i < e.candidates.size(); ++i) {
+      if (i > 0) {
+        EXPECT_GE(e.candidates[i - 1].prob_before, e.candidates[i].prob_before);
+      }
+      if (i >= 5) {
+        EXPECT_EQ(e.candidates[i].prob_after, 0.0f) << "top_k=5 removed it";
+      }
+      total_after += e.candidates[i].prob_after;
+    }
+    EXPECT_NEAR(total_after, 1.0f, 1e-5);
+    EXPECT_GT(e.chosen.prob_after, 0.0f);
+    ASSERT_NE(e.trace, nullptr);
+    ASSERT_EQ(e.trace->steps.size(), 2u);  // temperature, top_k
+    EXPECT_EQ(e.trace->steps[1].surviving, 5);
+  });
+  EXPECT_EQ(events, 3);
+}
+
+TEST(Generator, CancelFreesTheCache) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 64, 16);
+  Generator g(*f.model, backend.kernels(), cache, *f.tokenizer, 64);
+  const int h = g.add({std::vector<int32_t>(30, 5), greedy(20)});
+  g.step({});
+  EXPECT_LT(cache.free_blocks(), cache.total_blocks());
+  g.cancel(h);
+  EXPECT_EQ(cache.free_blocks(), cache.total_blocks());
+  EXPECT_TRUE(g.idle());
+}
+
+TEST(Generator, RejectsBadRequests) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 64);
+  Generator g(*f.model, backend.kernels(), cache, *f.tokenizer, 16);
+  std::string e = test::thrown_error([&] { g.add({{}, greedy(1)}); });
+  EXPECT_NE(e.find("prompt is empty"), std::string::npos) << e;
+  e = test::thrown_error([&] { g.add({{200000}, greedy(1)}); });
+  EXPECT_NE(e.find("outside the model's vocabulary"), std::string::npos) << e;
+  e = test::thrown_error([&] { g.add({std::vector<int32_t>(16, 1), greedy(1)}); });
+  EXPECT_NE(e.find("the context holds 16"), std::string::npos) << e;
+  SamplingParams bad = greedy(1);
+  bad.top_p = 0;
+  e = test::thrown_error([&] { g.add({{1}, bad}); });
+  EXPECT_NE(e.find("top_p"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace glass
