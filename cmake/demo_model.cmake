@@ -1,5 +1,6 @@
 # The built-in demo model: a small random-weight Qwen2 checkpoint that the build
-# generates with `glass random-model --like demo`, plus the real Qwen2.5 tokenizer
+# generates with `glass random-model --like demo --end-token 151645` (so sampled
+# replies end with <|im_end|> after some tokens), plus the real Qwen2.5 tokenizer
 # extracted from data/. No binary blob beyond the compressed tokenizer is in git.
 set(GLASS_DEMO_MODEL_DIR "${CMAKE_BINARY_DIR}/demo-model")
 file(ARCHIVE_EXTRACT INPUT "${PROJECT_SOURCE_DIR}/data/qwen2.5-tokenizer.tar.xz"
@@ -8,7 +9,7 @@ file(ARCHIVE_EXTRACT INPUT "${PROJECT_SOURCE_DIR}/data/qwen2.5-tokenizer.tar.xz"
 function(glass_add_demo_model_target glass_target)
   add_custom_command(
     OUTPUT "${GLASS_DEMO_MODEL_DIR}/model.safetensors"
-    COMMAND $<TARGET_FILE:${glass_target}> random-model --like demo --seed 1 --out "${GLASS_DEMO_MODEL_DIR}"
+    COMMAND $<TARGET_FILE:${glass_target}> random-model --like demo --seed 1 --end-token 151645 --out "${GLASS_DEMO_MODEL_DIR}"
             --no-tokenizer --quiet
     DEPENDS ${glass_target}
     COMMENT "Generating the built-in demo model (random weights) in ${GLASS_DEMO_MODEL_DIR}")

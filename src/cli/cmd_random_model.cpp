@@ -15,6 +15,8 @@ Command add_random_model_command(CLI::App& app) {
   struct Options {
     std::string like, dtype = "bf16", out, tokenizer;
     uint64_t seed = 0;
+    int32_t end_token = -1;
+    float end_token_gain = 0.6f;
     bool no_tokenizer = false, quiet = false;
   };
   auto o = std::make_shared<Options>();
@@ -26,12 +28,18 @@ Command add_random_model_command(CLI::App& app) {
   sub->add_option("--out", o->out, "Output folder")->required();
   sub->add_option("--seed", o->seed, "Seed; the same seed gives the same bytes")->capture_default_str();
   sub->add_option("--tokenizer", o->tokenizer, "Folder whose tokenizer files to copy (default: the built-in Qwen2.5 tokenizer)");
+  sub->add_option("--end-token", o->end_token,
+                  "Shape the embedding so this token (e.g. 151645, <|im_end|>) is always among the likeliest: "
+                  "sampled generations then end (the demo model uses it)");
+  sub->add_option("--end-token-gain", o->end_token_gain, "How strongly --end-token is favoured")->capture_default_str();
   sub->add_flag("--no-tokenizer", o->no_tokenizer, "Write weights and configs only");
   sub->add_flag("--quiet", o->quiet, "No summary");
 
   return {sub, [o] {
             RandomCheckpointOptions opts;
             opts.seed = o->seed;
+            opts.end_token = o->end_token;
+            opts.end_token_gain = o->end_token_gain;
             if (o->dtype == "bf16") opts.dtype = DType::BF16;
             else if (o->dtype == "f16") opts.dtype = DType::F16;
             else if (o->dtype == "f32") opts.dtype = DType::F32;

@@ -22,7 +22,7 @@ struct Preset {
 
 // Shapes of the released Qwen2.5 checkpoints (config.json of each), plus a tiny demo.
 constexpr Preset kPresets[] = {
-    {"demo", 64, 4, 4, 2, 192, 151936, true},
+    {"demo", 64, 4, 4, 2, 192, 151936, false},
     {"qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, true},
     {"qwen2.5-1.5b", 1536, 28, 12, 2, 8960, 151936, true},
     {"qwen2.5-3b", 2048, 36, 16, 2, 11008, 151936, true},
@@ -93,6 +93,8 @@ void write_random_checkpoint(const ModelConfig& c, const std::string& dir, const
   if (options.dtype != DType::BF16 && options.dtype != DType::F16 && options.dtype != DType::F32)
     fail("random checkpoint: dtype must be BF16, F16 or F32, got ", dtype_name(options.dtype));
   make_dirs(dir);
+  if (options.end_token >= 0 && (c.tie_word_embeddings || options.end_token >= c.vocab_size))
+    fail("random checkpoint: end_token needs untied embeddings and an id below the vocabulary size");
 
   // Each tensor: its shape, the spread of its values and their centre.
   struct Spec {
@@ -115,12 +117,16 @@ void write_random_checkpoint(const ModelConfig& c, const std::string& dir, const
     specs.push_back({p + "self_attn.k_proj.bias", {c.kv_dim()}, 0.1f, 0.0f});
     specs.push_back({p + "self_attn.v_proj.weight", {c.kv_dim(), h}, in_h, 0.0f});
     specs.push_back({p + "self_attn.v_proj.bias", {c.kv_dim()}, 0.1f, 0.0f});
-    specs.push_back({p + "self_attn.o_proj.weight", {h, c.q_dim()}, 1.0f / std::sqrt(static_cast<float>(c.q_dim())), 0.0f});
+    // With an end token the layers write less into the residual stream, so the shared
+    // embedding direction survives to the last layer.
+    const float residual_write = options.end_token >= 0 ? 0.2f : 1.0f;
+    specs.push_back({p + "self_attn.o_proj.weight", {h, c.q_dim()},
+                     residual_write / std::sqrt(static_cast<float>(c.q_dim())), 0.0f});
     specs.push_back({p + "post_attention_layernorm.weight", {h}, 0.1f, 1.0f});
     specs.push_back({p + "mlp.gate_proj.weight", {c.intermediate_size, h}, in_h, 0.0f});
     specs.push_back({p + "mlp.up_proj.weight", {c.intermediate_size, h}, in_h, 0.0f});
     specs.push_back({p + "mlp.down_proj.weight", {h, c.intermediate_size},
-                     1.0f / std::sqrt(static_cast<float>(c.intermediate_size)), 0.0f});
+                     residual_write / std::sqrt(static_cast<float>(c.intermediate_size)), 0.0f});
   }
   specs.push_back({"model.norm.weight", {h}, 0.1f, 1.0f});
   if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {c.vocab_size, h}, in_h, 0.0f});
@@ -138,8 +144,20 @@ void write_random_checkpoint(const ModelConfig& c, const std::string& dir, const
         const Spec& s = specs[i];
         SplitMix64 rng{options.seed * 0x100000001b3ull + i};  // each tensor its own stream
         const size_t numel = tensors[i].nbytes / dtype_size(options.dtype);
+        const bool shaped = options.end_token >= 0 && (s.name == "model.embed_tokens.weight" || s.name == "lm_head.weight");
+        std::vector<float> offset;  // the shared direction, at the embedding's scale
+        if (shaped) {
+          SplitMix64 offset_rng{options.seed ^ 0x5eedull};
+          const float embed_scale = specs[0].scale;
+          for (int64_t col = 0; col < h; ++col) offset.push_back(embed_scale * uniform_to_unit_std * offset_rng.symmetric());
+        }
         for (size_t j = 0; j < numel; ++j) {
-          const float v = s.centre + s.scale * uniform_to_unit_std * rng.symmetric();
+          float v = s.centre + s.scale * uniform_to_unit_std * rng.symmetric();
+          if (shaped) {
+            const auto row = static_cast<int64_t>(j) / h, col = static_cast<int64_t>(j) % h;
+            if (i == 0) v += offset[col];
+            else if (row == options.end_token) v = options.end_token_gain * offset[col];
+          }
           if (options.dtype == DType::F32) {
             std::memcpy(buffer + 4 * j, &v, 4);
           } else {

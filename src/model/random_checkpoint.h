@@ -20,6 +20,13 @@ std::vector<std::string> model_preset_names();
 struct RandomCheckpointOptions {
   DType dtype = DType::BF16;  // BF16, F16 or F32
   uint64_t seed = 0;
+  // When >= 0: every embedding row shares an offset direction, the layers write less
+  // into the residual stream so that direction reaches the end, and this token's
+  // lm_head row points along it (`end_token_gain` times an embedding row's length): the
+  // token is then always among the likeliest and sampled generations end after some
+  // tokens (the demo model does this with <|im_end|>). Needs untied embeddings.
+  int32_t end_token = -1;
+  float end_token_gain = 0.6f;
 };
 
 // Writes config.json, generation_config.json (Qwen2.5-Instruct's) and model.safetensors

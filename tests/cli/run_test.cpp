@@ -17,7 +17,7 @@ Json parse_last_line(const std::string& out) {
 }
 
 TEST(Run, JsonResultHasIdsTextFinishAndUsage) {
-  const auto r = run_glass("run --ids '9707 11 1879' -n 5 --greedy --format json");
+  const auto r = run_glass("run --ids '9707 11 1879' -n 5 --greedy --ignore-eos --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_last_line(r.out);
   EXPECT_EQ(j["ids"].size(), 5u);
