@@ -87,6 +87,7 @@ class Tokenizer {
   // token as a piece of its own. For display and tests.
   std::vector<std::string> pre_tokenize(std::string_view text, bool fast_split = true) const;
 
+  // For the loaders; use load() or from_json().
   explicit Tokenizer(std::shared_ptr<const TokenizerModel> model);
 
  private:
@@ -97,7 +98,7 @@ class Tokenizer {
 // they complete. Text is released only as whole UTF-8 characters (a Chinese character
 // or an emoji often spans two tokens); the concatenation of everything push() and
 // flush() return equals Tokenizer::decode of all the ids. One decoder per stream; it
-// keeps a reference to the tokenizer.
+// holds a (cheap, shared) copy of the tokenizer, so it may outlive the one it was made from.
 class StreamingDecoder {
  public:
   explicit StreamingDecoder(const Tokenizer& tokenizer, bool skip_special = false);
@@ -109,7 +110,7 @@ class StreamingDecoder {
   size_t pending_bytes() const { return pending_.size(); }
 
  private:
-  const Tokenizer& tokenizer_;
+  Tokenizer tokenizer_;
   bool skip_special_;
   std::string pending_;
 };
