@@ -15,5 +15,6 @@ struct Command {
 Command add_logits_command(CLI::App& app);
 Command add_inspect_command(CLI::App& app);
 Command add_random_model_command(CLI::App& app);
+Command add_chat_template_command(CLI::App& app);
 
 }  // namespace glass::cli

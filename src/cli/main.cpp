@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
       glass::cli::add_logits_command(app),
       glass::cli::add_inspect_command(app),
       glass::cli::add_random_model_command(app),
+      glass::cli::add_chat_template_command(app),
   };
 
   try {
