@@ -129,14 +129,13 @@ Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_b
         if (a.as_string().size() + b.as_string().size() > max_bytes) fail("string would exceed ", max_bytes, " bytes");
         return Value::string(a.as_string() + b.as_string());
       }
-      if (a.is_sequence_list() && b.is_sequence_list()) {
-        if (a.as_list().kind != b.as_list().kind)
-          fail("can only concatenate ", type_name(a), " (not \"", type_name(b), "\") to ", type_name(a));
+      if (a.is_sequence_list() && b.is_sequence_list() && a.as_list().kind == b.as_list().kind) {
         std::vector<Value> items = a.as_list().items;
         items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
         return Value::list(std::move(items), a.as_list().kind);
       }
-      if (a.is_string()) fail("can only concatenate str (not \"", type_name(b), "\") to str");
+      if (a.is_string() || a.is_sequence_list())
+        fail("can only concatenate ", type_name(a), " (not \"", type_name(b), "\") to ", type_name(a));
       break;
     case BinaryOp::Subtract:
       if (ints) return Value::integer(checked_sub(a.to_int(), b.to_int()));

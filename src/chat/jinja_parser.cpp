@@ -131,7 +131,8 @@ class Parser {
         case TokenKind::End:
           if (!open_.empty()) {
             const OpenBlock& b = open_.back();
-            error(b.offset, "'" + b.tag + "' is never closed: the template ends before '{% " + b.ends.back() + " %}'");
+            const std::string closer = "end" + b.tag;
+            error(b.offset, "'" + b.tag + "' is never closed: the template ends before '{% " + closer + " %}'");
           }
           return body;
         case TokenKind::Text: {
