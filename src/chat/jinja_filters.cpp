@@ -526,7 +526,20 @@ Value f_slice(Interpreter&, const Value& v, const CallArgs& args) {
 Value f_sort(Interpreter&, const Value& v, const CallArgs& args) {
   BoundArgs a("sort", args, {"reverse", "case_sensitive", "attribute"});
   const bool reverse = truthy(a.get(0));
-  auto key = attribute_getter(a.get_or(2, Value::none()), !truthy(a.get(1)), Value::none());
+  // Jinja2 sorts by a list of keys, one per comma-separated attribute ("age,name").
+  std::vector<std::function<Value(const Value&)>> getters;
+  const Value attribute = a.get_or(2, Value::none());
+  if (attribute.is_string()) {
+    for (const std::string& part : python_split(attribute.as_string(), std::string_view(","), -1, false))
+      getters.push_back(attribute_getter(Value::string(part), !truthy(a.get(1)), Value::none()));
+  } else {
+    getters.push_back(attribute_getter(attribute, !truthy(a.get(1)), Value::none()));
+  }
+  auto key = [&getters](const Value& item) {
+    std::vector<Value> keys;
+    for (const auto& get : getters) keys.push_back(get(item));
+    return Value::list(std::move(keys));
+  };
   std::vector<Value> items = iterate(v);
   std::vector<std::pair<Value, Value>> keyed;
   keyed.reserve(items.size());

@@ -23,6 +23,14 @@ struct Spec {
   char type = '\0';
 };
 
+// chr(i), refusing what would not be a valid code point.
+std::string character(int64_t i) {
+  if (i < 0 || i > 0x10FFFF || (i >= 0xD800 && i <= 0xDFFF)) fail("%c arg not in range(0x110000)");
+  std::string c;
+  append_utf8(c, static_cast<char32_t>(i));
+  return c;
+}
+
 std::string pad(std::string body, const Spec& s, char default_align) {
   const auto len = static_cast<int>(code_point_count(body));
   if (len >= s.width) return body;
@@ -89,11 +97,7 @@ std::string format_number(const Value& v, Spec s) {
       case 'o': body = int_digits(i, 8, false); break;
       case 'x': body = int_digits(i, 16, false); break;
       case 'X': body = int_digits(i, 16, true); break;
-      case 'c': {
-        std::string c;
-        append_utf8(c, static_cast<char32_t>(i));
-        return pad(c, s, '<');
-      }
+      case 'c': return pad(character(i), s, '<');
       case 'd':
       case 'n':
       case '\0': body = int_digits(i, 10, false); break;
@@ -321,7 +325,7 @@ std::string python_percent_format(const std::string& format, const Value& args) 
       }
       case 'c': {
         if (v.is_string() && code_point_count(v.as_string()) == 1) piece = v.as_string();
-        else if (v.is_int() || v.is_bool()) append_utf8(piece, static_cast<char32_t>(v.to_int()));
+        else if (v.is_int() || v.is_bool()) piece = character(v.to_int());
         else fail("%c requires an int or a unicode character");
         piece = pad(piece, s, '>');
         break;

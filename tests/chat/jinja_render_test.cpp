@@ -51,6 +51,7 @@ void expect_renders(const RenderCase (&cases)[N]) {
   }
 }
 
+
 // literals and printing
 const RenderCase kLiteralsAndPrinting[] = {
     {R"J({{ 42 }} {{ -7 }} {{ 1_000 }} {{ 0x1F }} {{ 0o17 }} {{ 0b101 }} {{ 2.5 }} {{ 1e3 }} {{ 1.5e-7 }} {{ 1e16 }} {{ 1e15 }} {{ 0.0001 }} {{ 0.00001 }} {{ 0.1 + 0.2 }} {{ 1/3 }} {{ -0.0 }})J",
@@ -192,6 +193,8 @@ const RenderCase kFilters[] = {
      R"J(None dflt [] e x)J"},
     {R"J({{ xs|sort }} {{ xs|sort(reverse=true) }} {{ ['b', 'A', 'c']|sort }} {{ ['b', 'A', 'c']|sort(case_sensitive=true) }} {{ [{'n': 2}, {'n': 1}]|sort(attribute='n') }})J",
      R"J([1, 2, 3] [3, 2, 1] ['A', 'b', 'c'] ['A', 'b', 'c'] [{'n': 1}, {'n': 2}])J"},
+    {R"J({{ [{'a': 2, 'b': 1}, {'a': 1, 'b': 'y'}, {'a': 1, 'b': 'X'}]|sort(attribute='a,b') }} {{ xs|sort(attribute=0) }} {{ messages|sort(attribute='role', reverse=true)|map(attribute='role')|list }})J",
+     R"J([{'a': 1, 'b': 'X'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 1}] [3, 1, 2] ['user', 'tool', 'system', 'assistant'])J"},
     {R"J({{ xs|min }} {{ xs|max }} {{ ['aa', 'B']|max }} {{ xs|sum }} {{ xs|sum(start=10) }} {{ [{'v': 1}, {'v': 2}]|sum(attribute='v') }})J",
      R"J(1 3 B 6 16 3)J"},
     {R"J({{ xs|reverse|list }} {{ 'abc'|reverse }} {{ xs|list }} {{ 'ab'|list }} {{ d|list }} {{ (1, 2)|list }})J",
