@@ -68,7 +68,7 @@ std::optional<std::string_view> optional_chars(const BoundArgs& a, size_t i, std
 }
 
 // Python's start/end arguments of find, count, startswith...: clamped code point offsets.
-std::pair<size_t, size_t> substring_bounds(const std::string& s, const BoundArgs& a, size_t start_i, size_t end_i,
+std::pair<size_t, size_t> substring_bounds(const BoundArgs& a, size_t start_i, size_t end_i,
                                            const std::vector<size_t>& offsets) {
   const auto n = static_cast<int64_t>(offsets.size() - 1);
   auto clamp = [n](int64_t v) {
@@ -77,7 +77,6 @@ std::pair<size_t, size_t> substring_bounds(const std::string& s, const BoundArgs
   };
   int64_t start = a.has(start_i) && !a.get(start_i).is_none() ? clamp(int_arg(a.get(start_i), "start")) : 0;
   int64_t end = a.has(end_i) && !a.get(end_i).is_none() ? clamp(int_arg(a.get(end_i), "end")) : n;
-  (void)s;
   if (end < start) end = start;
   return {offsets[static_cast<size_t>(start)], offsets[static_cast<size_t>(end)]};
 }
@@ -136,7 +135,7 @@ Value call_string_method(const std::string& name, const std::string& s, const Ca
   if (name == "startswith" || name == "endswith") {
     BoundArgs a(fn, args, {"prefix", "start", "end"}, 1);
     const auto offsets = code_point_offsets(s);
-    const auto [b, e] = substring_bounds(s, a, 1, 2, offsets);
+    const auto [b, e] = substring_bounds(a, 1, 2, offsets);
     const std::string_view part = std::string_view(s).substr(b, e - b);
     for (std::string_view affix : affixes(a.get(0), fn)) {
       if (affix.size() > part.size()) continue;
@@ -178,7 +177,7 @@ Value call_string_method(const std::string& name, const std::string& s, const Ca
     BoundArgs a(fn, args, {"sub", "start", "end"}, 1);
     const std::string& sub = string_arg(a.get(0), "sub");
     const auto offsets = code_point_offsets(s);
-    const auto [b, e] = substring_bounds(s, a, 1, 2, offsets);
+    const auto [b, e] = substring_bounds(a, 1, 2, offsets);
     const std::string_view part = std::string_view(s).substr(b, e - b);
     if (name == "count") {
       if (sub.empty()) return Value::integer(static_cast<int64_t>(code_point_count(part) + 1));

@@ -265,7 +265,7 @@ class Parser {
     node.target = std::move(target);
     const int saved_soft = soft_;
     soft_ = 0;
-    if (is_op("|")) node.filter = parse_filter(nullptr, offset);
+    if (is_op("|")) node.filter = parse_filter(nullptr);
     parse_block_body(node.body, "set", offset, {"endset"});
     soft_ = saved_soft;
     s.node = std::move(node);
@@ -330,7 +330,7 @@ class Parser {
     FilterBlockStmt node;
     const int saved_soft = soft_;
     soft_ = 0;
-    node.filter = parse_filter_chain(nullptr, offset);
+    node.filter = parse_filter_chain(nullptr);
     parse_block_body(node.body, "filter", offset, {"endfilter"});
     soft_ = saved_soft;
     return node;
@@ -692,7 +692,7 @@ class Parser {
 
   ExprPtr parse_filter_expr(ExprPtr node) {
     while (true) {
-      if (is_op("|")) node = parse_filter(std::move(node), cur().offset);
+      if (is_op("|")) node = parse_filter(std::move(node));
       else if (is_name("is")) node = parse_test(std::move(node));
       else if (is_op("(")) node = parse_call(std::move(node));
       else return node;
@@ -799,22 +799,22 @@ class Parser {
     return make(offset, h, CallExpr{std::move(callee), std::move(args)});
   }
 
-  // `| name(args) | name ...` applied to `node` (null inside filter blocks).
-  ExprPtr parse_filter_chain(ExprPtr node, size_t offset) {
-    node = parse_one_filter(std::move(node), offset);
+  // `name(args) | name ...` applied to `node` (null inside filter blocks).
+  ExprPtr parse_filter_chain(ExprPtr node) {
+    node = parse_one_filter(std::move(node));
     while (is_op("|")) {
       advance();
-      node = parse_one_filter(std::move(node), offset);
+      node = parse_one_filter(std::move(node));
     }
     return node;
   }
 
-  ExprPtr parse_filter(ExprPtr node, size_t offset) {
+  ExprPtr parse_filter(ExprPtr node) {
     expect_op("|");
-    return parse_filter_chain(std::move(node), offset);
+    return parse_filter_chain(std::move(node));
   }
 
-  ExprPtr parse_one_filter(ExprPtr node, size_t) {
+  ExprPtr parse_one_filter(ExprPtr node) {
     const size_t name_offset = cur().offset;
     std::string name = expect_name("a filter name");
     while (is_op(".")) {
