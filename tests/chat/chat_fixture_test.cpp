@@ -42,6 +42,16 @@ bool is_case_field(const std::string& key) {
 
 jinja::Value var(const OrderedJson& j) { return jinja::value_from_json(j); }
 
+// ChatTemplate passes what transformers passes: `documents` and every special token the
+// tokenizer config sets. The fixtures pass only their case fields, so the checkpoint path
+// is compared only for templates that cannot see the difference.
+bool uses_more_than_the_fixture_passes(const std::string& text) {
+  for (const char* name : {"documents", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token",
+                           "additional_special_tokens"})
+    if (text.find(name) != std::string::npos) return true;
+  return false;
+}
+
 // A checkpoint folder of the fixtures whose chat template is `text`, if any.
 std::string checkpoint_with_template(const std::string& text) {
   namespace fs = std::filesystem;
@@ -124,7 +134,8 @@ size_t register_file(const std::string& path) {
   const OrderedJson& cases = fixture.at("cases");
   const std::string suite = "ChatTemplates_" + std::filesystem::path(path).stem().string();
   std::map<std::string, std::string> checkpoints;  // template name -> fixture folder shipping it
-  for (const auto& [name, text] : templates.items()) checkpoints[name] = checkpoint_with_template(text);
+  for (const auto& [name, text] : templates.items())
+    if (!uses_more_than_the_fixture_passes(text)) checkpoints[name] = checkpoint_with_template(text);
   for (size_t i = 0; i < cases.size(); ++i) {
     const OrderedJson& c = cases[i];
     const std::string template_name = c.at("template").get<std::string>();
