@@ -7,7 +7,7 @@ packages=(
   g++ cmake make pkg-config xz-utils
   nlohmann-json3-dev   # JSON: config.json, tokenizer.json, fixtures, CLI output
   libpcre2-dev         # tokenizer split regex with Unicode properties
-  libutf8proc-dev      # NFC normalization
+  libutf8proc-dev      # NFC normalization; Unicode case mapping in chat templates
   libcli11-dev         # command-line parsing
   libcpp-httplib-dev   # HTTP server
   libhwy-dev           # Highway SIMD with runtime dispatch

@@ -20,5 +20,6 @@ Command add_run_command(CLI::App& app);
 Command add_tokenize_command(CLI::App& app);
 Command add_detokenize_command(CLI::App& app);
 Command add_bench_tokenizer_command(CLI::App& app);
+Command add_chat_template_command(CLI::App& app);
 
 }  // namespace glass::cli
