@@ -12,6 +12,7 @@
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
 #include "cli/token_ids.h"
+#include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
 
 namespace glass::cli {
@@ -80,7 +81,8 @@ Command add_run_command(CLI::App& app) {
     std::vector<std::string> prompts, ids;
     size_t show_top = 0;
     int64_t ctx_size = 0;
-    bool no_special = false;
+    bool no_special = false, chat = false;
+    std::string system;
     GenerationOptions generation;
     RuntimeOptions runtime;
   };
@@ -95,6 +97,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--show-top", o->show_top, "Per step: the N best candidates before and after the processors");
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
+  auto* chat = sub->add_flag("--chat", o->chat, "Wrap each prompt as one user message with the checkpoint's chat template");
+  sub->add_option("--system", o->system, "With --chat: a system message first")->needs(chat);
+  chat->excludes(ids);
   o->generation.add_to(sub);
   o->runtime.add_to(sub, "f32");
 
@@ -115,7 +120,13 @@ Command add_run_command(CLI::App& app) {
             std::vector<GenerationRequest> requests;
             EncodeOptions enc;
             enc.parse_special = !o->no_special;
-            for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
+            if (o->chat) {
+              const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+              for (const auto& text : o->prompts)
+                requests.push_back({encode_chat(tmpl, tokenizer, single_turn(text, o->system)).ids, params, o->show_top, true});
+            } else {
+              for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
+            }
             for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
             std::vector<int64_t> lengths;
             for (const auto& r : requests)
@@ -177,6 +188,7 @@ Command add_run_command(CLI::App& app) {
                 std::cout << dump(j) << std::endl;
               }
             }
+            std::cout.flush();
             std::fprintf(stderr, "glass: %s; prompt %lld tokens in %.3f s (%.1f tok/s), generated %lld tokens in %.3f s (%.1f tok/s)",
                          results.size() == 1 ? results[0].finish.describe().c_str() : "done",
                          static_cast<long long>(t.prompt_tokens), t.prompt_seconds,

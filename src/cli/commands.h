@@ -17,6 +17,7 @@ Command add_inspect_command(CLI::App& app);
 Command add_random_model_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_chat_command(CLI::App& app);
 Command add_tokenize_command(CLI::App& app);
 Command add_detokenize_command(CLI::App& app);
 Command add_bench_tokenizer_command(CLI::App& app);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       glass::cli::add_inspect_command(app),
       glass::cli::add_random_model_command(app),
       glass::cli::add_run_command(app),
+      glass::cli::add_chat_command(app),
       glass::cli::add_bench_command(app),
       glass::cli::add_tokenize_command(app),
       glass::cli::add_detokenize_command(app),

@@ -1,0 +1,117 @@
+// glass chat: an interactive conversation with the checkpoint's chat template. Replies
+// stream as they are produced and end at an eos token (<|im_end|> for Qwen2.5-Instruct).
+// Reads one message per line, so it works from a terminal or a pipe:
+//   /reset  forget the conversation     /system TEXT  set the system message (and reset)
+//   /exit   or end of input (Ctrl-D)
+// With --format jsonl each reply is one JSON line (replies may contain newlines), for
+// scripts.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/generation_options.h"
+#include "cli/model_source.h"
+#include "cli/runtime_options.h"
+#include "runtime/chat_prompt.h"
+#include "runtime/generator.h"
+
+namespace glass::cli {
+
+Command add_chat_command(CLI::App& app) {
+  struct Options {
+    std::string model, system, format = "text";
+    int64_t ctx_size = 0;
+    GenerationOptions generation;
+    RuntimeOptions runtime;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("chat", "Interactive chat; one message per line on stdin (/reset, /system TEXT, /exit)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("--system", o->system, "System message");
+  sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
+  sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();
+  o->generation.add_to(sub);
+  o->runtime.add_to(sub, "f32");
+
+  return {sub, [o] {
+            if (o->format != "text" && o->format != "jsonl") fail("--format: \"", o->format, "\" is not one of text, jsonl");
+            const bool jsonl = o->format == "jsonl";
+            const std::string dir = resolve_model_dir(o->model);
+            if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
+            const KVType kv = o->runtime.kv();
+            const auto backend = o->runtime.backend();
+            const Tokenizer tokenizer = Tokenizer::load(dir);
+            const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const SamplingParams params = o->generation.resolve(dir);
+            const int64_t context = o->ctx_size > 0 ? o->ctx_size : model.config().max_position_embeddings;
+            KVCache cache(model.config(), kv, context);
+            const bool interactive = ::isatty(STDIN_FILENO) != 0;
+
+            std::string system = o->system;
+            jinja::OrderedJson history = jinja::OrderedJson::array();
+            if (interactive)
+              std::fprintf(stderr, "glass chat: %s; /reset, /system TEXT, /exit or Ctrl-D\n", dir.c_str());
+            std::string line;
+            for (;;) {
+              if (interactive) {
+                std::cout << "> " << std::flush;
+              }
+              if (!std::getline(std::cin, line)) break;
+              if (!line.empty() && line.back() == '\r') line.pop_back();
+              if (line.empty()) continue;
+              if (line == "/exit" || line == "/quit") break;
+              if (line == "/reset") {
+                history = jinja::OrderedJson::array();
+                if (interactive) std::fprintf(stderr, "(conversation reset)\n");
+                continue;
+              }
+              if (line.rfind("/system", 0) == 0 && (line.size() == 7 || line[7] == ' ')) {
+                system = line.size() > 8 ? line.substr(8) : "";
+                history = jinja::OrderedJson::array();
+                if (interactive) std::fprintf(stderr, "(system message set; conversation reset)\n");
+                continue;
+              }
+              jinja::OrderedJson messages = jinja::OrderedJson::array();
+              if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
+              for (const auto& m : history) messages.push_back(m);
+              messages.push_back({{"role", "user"}, {"content", line}});
+              const ChatPrompt prompt = encode_chat(tmpl, tokenizer, messages);
+              if (static_cast<int64_t>(prompt.ids.size()) >= context) {
+                std::fprintf(stderr, "glass: the conversation (%zu tokens) fills the context of %lld; /reset to start over\n",
+                             prompt.ids.size(), static_cast<long long>(context));
+                std::cout << "\n" << std::flush;
+                continue;
+              }
+              // Each turn re-reads the whole conversation; the cache holds one turn.
+              Generator gen(model, backend->kernels(), cache, tokenizer, context);
+              const int handle = gen.add({prompt.ids, params});
+              while (!gen.idle())
+                gen.step([jsonl](const GenerationEvent& e) {
+                  if (!jsonl && !e.text.empty()) std::cout << e.text << std::flush;
+                });
+              const GenerationResult r = *gen.take_result(handle);
+              if (jsonl) {
+                const nlohmann::ordered_json j = {{"reply", r.text},
+                                                  {"finish_reason", r.finish.name()},
+                                                  {"prompt_tokens", prompt.ids.size()},
+                                                  {"completion_tokens", r.tokens.size()}};
+                std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+              }
+              std::cout << "\n" << std::flush;
+              if (r.finish.kind != FinishReason::Kind::eos)
+                std::fprintf(stderr, "glass: reply ended by %s\n", r.finish.describe().c_str());
+              history.push_back(messages.back());
+              history.push_back({{"role", "assistant"}, {"content", r.text}});
+            }
+            if (interactive) std::cout << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace glass::cli

@@ -1,0 +1,89 @@
+// glass chat driven through stdin, and glass run --chat.
+#include <gtest/gtest.h>
+
+#include "base/json_fields.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+std::vector<Json> json_lines(const std::string& out) {
+  std::vector<Json> lines;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    const size_t nl = out.find('\n', pos);
+    lines.push_back(Json::parse(out.substr(pos, nl - pos)));
+    pos = nl == std::string::npos ? out.size() : nl + 1;
+  }
+  return lines;
+}
+
+TEST(Chat, OneReplyPerLineEachEndingAtImEnd) {
+  const auto r = test::run_glass("chat --seed 3 -n 200 --format jsonl", "Hello\nHow are you?\n\nTell me more\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto replies = json_lines(r.out);
+  ASSERT_EQ(replies.size(), 3u) << r.out;  // the empty line is skipped
+  for (const Json& j : replies) {
+    EXPECT_EQ(j["finish_reason"], "eos") << j.dump();  // the demo model ends turns with <|im_end|>
+    EXPECT_EQ(j["reply"].get<std::string>().find("<|im_end|>"), std::string::npos);
+  }
+  // The conversation is kept: each prompt holds the turns before it.
+  EXPECT_LT(replies[0]["prompt_tokens"], replies[1]["prompt_tokens"]);
+  EXPECT_LT(replies[1]["prompt_tokens"], replies[2]["prompt_tokens"]);
+}
+
+TEST(Chat, ResetSystemAndExit) {
+  const auto r = test::run_glass("chat --seed 1 -n 50 --format jsonl",
+                                 "Hello\nAgain\n/reset\nHello\n/system Be brief.\nHello\n/exit\nNot read\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto replies = json_lines(r.out);
+  ASSERT_EQ(replies.size(), 4u);
+  EXPECT_EQ(replies[2]["prompt_tokens"], replies[0]["prompt_tokens"]);  // /reset forgot the first two turns
+  EXPECT_EQ(replies[2]["reply"], replies[0]["reply"]);                  // same prompt, same seed
+  // "Be brief." replaces the template's default system message ("You are Qwen, ..."), and
+  // the conversation was reset, so the prompt is shorter.
+  EXPECT_LT(replies[3]["prompt_tokens"], replies[2]["prompt_tokens"]);
+}
+
+TEST(Chat, TextModeStreamsReplies) {
+  const auto r = test::run_glass("chat --seed 3 -n 200", "Hello\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = test::run_glass("chat --seed 3 -n 200 --format jsonl", "Hello\n");
+  EXPECT_EQ(r.out, json_lines(j.out)[0]["reply"].get<std::string>() + "\n");
+}
+
+TEST(Chat, StopsAtImEndOnAModelThatAlwaysEnds) {
+  test::TempDir dir;
+  test::write_constant_token_model(dir.path(), 151645);
+  // The tokenizer files came from the demo model; the chat template lives in tokenizer_config.json.
+  const auto r = test::run_glass("chat -m " + test::shell_quote(dir.path()) + " --format jsonl", "Hi\nHi again\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto replies = json_lines(r.out);
+  ASSERT_EQ(replies.size(), 2u);
+  for (const Json& j : replies) {
+    EXPECT_EQ(j["finish_reason"], "eos");
+    EXPECT_EQ(j["reply"], "");
+    EXPECT_EQ(j["completion_tokens"], 1);
+  }
+}
+
+TEST(RunChat, WrapsThePromptWithTheChatTemplate) {
+  const auto r = test::run_glass("run --chat -p 'Hi there' --system 'Be brief.' -n 3 --greedy --ignore-eos --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = json_lines(r.out).back();
+  // The same prompt rendered by glass chat-template and tokenized with special tokens.
+  test::TempDir tmp;
+  test::write_string(tmp.file("m.json"), R"([{"role":"system","content":"Be brief."},{"role":"user","content":"Hi there"}])");
+  const auto rendered = test::run_glass("chat-template --messages " + test::shell_quote(tmp.file("m.json")));
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  EXPECT_NE(rendered.out.find("<|im_start|>system\nBe brief.<|im_end|>"), std::string::npos) << rendered.out;
+  test::write_string(tmp.file("text.jsonl"), Json(rendered.out).dump() + "\n");
+  const auto ids = test::run_glass("tokenize --jsonl < " + test::shell_quote(tmp.file("text.jsonl")));
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  EXPECT_EQ(j["usage"]["prompt_tokens"], Json::parse(ids.out).size());
+  const auto bad = test::run_glass("run --chat --ids 1");
+  EXPECT_NE(bad.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace glass
