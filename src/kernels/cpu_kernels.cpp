@@ -98,10 +98,6 @@ void CpuKernels::silu_mul(const float* gate, const float* up, int64_t count, flo
 
 void CpuKernels::add(float* x, const float* y, int64_t count) { simd::add(x, y, count); }
 
-void CpuKernels::store_kv(KVType type, const float* src, int64_t kv_dim, std::byte* dst) {
-  simd::store_kv(type, src, kv_dim, dst);
-}
-
 void CpuKernels::attention(const AttentionArgs& args) {
   if (args.weights_out != nullptr) {  // the trace wants the weights: the reference keeps them
     ReferenceKernels().attention(args);

@@ -25,7 +25,6 @@ class CpuKernels final : public Kernels {
   void silu_mul(const float* gate, const float* up, int64_t count, float* out) override;
   void add(float* x, const float* y, int64_t count) override;
   void attention(const AttentionArgs& args) override;
-  void store_kv(KVType type, const float* src, int64_t kv_dim, std::byte* dst) override;
 
  private:
   const std::byte* prepare(WeightType type, const float* x, int64_t n, int64_t cols, std::vector<std::byte>& buffer);

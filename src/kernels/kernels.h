@@ -85,9 +85,6 @@ class Kernels {
   // Causal grouped-query attention over the KV cache; query head h reads KV head
   // h / (heads / kv_heads).
   virtual void attention(const AttentionArgs& args) = 0;
-
-  // Writes one row of kv_dim floats into a KV-cache slot, converting to the cache type.
-  virtual void store_kv(KVType type, const float* src, int64_t kv_dim, std::byte* dst) = 0;
 };
 
 }  // namespace glass

@@ -147,17 +147,17 @@ void ReferenceKernels::attention(const AttentionArgs& a) {
   }
 }
 
-void ReferenceKernels::store_kv(KVType type, const float* src, int64_t kv_dim, std::byte* dst) {
+void store_kv_row(KVType type, const float* src, int64_t count, std::byte* dst) {
   switch (type) {
-    case KVType::F32: std::memcpy(dst, src, 4 * static_cast<size_t>(kv_dim)); return;
+    case KVType::F32: std::memcpy(dst, src, 4 * static_cast<size_t>(count)); return;
     case KVType::F16: {
       auto* p = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < kv_dim; ++i) p[i] = f32_to_f16(src[i]);
+      for (int64_t i = 0; i < count; ++i) p[i] = f32_to_f16(src[i]);
       return;
     }
     case KVType::BF16: {
       auto* p = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < kv_dim; ++i) p[i] = f32_to_bf16(src[i]);
+      for (int64_t i = 0; i < count; ++i) p[i] = f32_to_bf16(src[i]);
       return;
     }
   }

@@ -14,10 +14,11 @@ class ReferenceKernels final : public Kernels {
   void silu_mul(const float* gate, const float* up, int64_t count, float* out) override;
   void add(float* x, const float* y, int64_t count) override;
   void attention(const AttentionArgs& args) override;
-  void store_kv(KVType type, const float* src, int64_t kv_dim, std::byte* dst) override;
 };
 
 // Reads element i of a KV-cache row of type t.
 float load_kv(KVType t, const std::byte* row, int64_t i);
+// Writes `count` floats as a KV-cache row of type t (round to nearest even).
+void store_kv_row(KVType t, const float* src, int64_t count, std::byte* dst);
 
 }  // namespace glass

@@ -412,22 +412,6 @@ void Rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos
   }
 }
 
-void StoreKV(KVType type, const float* src, int64_t count, std::byte* dst) {
-  switch (type) {
-    case KVType::F32: std::memcpy(dst, src, static_cast<size_t>(count) * 4); return;
-    case KVType::BF16: {
-      auto* p = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < count; ++i) p[i] = f32_to_bf16(src[i]);
-      return;
-    }
-    case KVType::F16: {
-      auto* p = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < count; ++i) p[i] = f32_to_f16(src[i]);
-      return;
-    }
-  }
-}
-
 // ---------------------------------------------------------------- attention
 
 // L values of a KV row starting at element i, as float.
@@ -558,7 +542,6 @@ HWY_EXPORT(RmsNorm);
 HWY_EXPORT(SiluMul);
 HWY_EXPORT(Add);
 HWY_EXPORT(Rope);
-HWY_EXPORT(StoreKV);
 HWY_EXPORT(AttentionScratchFloats);
 HWY_EXPORT(SumFloats);
 HWY_EXPORT(AttentionTasks);
@@ -584,9 +567,6 @@ void silu_mul(const float* gate, const float* up, int64_t count, float* out) {
 void add(float* x, const float* y, int64_t count) { HWY_DYNAMIC_DISPATCH(Add)(x, y, count); }
 void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin) {
   HWY_DYNAMIC_DISPATCH(Rope)(x, n, heads, head_dim, cos, sin);
-}
-void store_kv(KVType type, const float* src, int64_t count, std::byte* dst) {
-  HWY_DYNAMIC_DISPATCH(StoreKV)(type, src, count, dst);
 }
 float sum_floats(const float* p, int64_t count) { return HWY_DYNAMIC_DISPATCH(SumFloats)(p, count); }
 int64_t attention_scratch_floats(const AttentionArgs& args) { return HWY_DYNAMIC_DISPATCH(AttentionScratchFloats)(args); }

@@ -40,7 +40,6 @@ void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float 
 void silu_mul(const float* gate, const float* up, int64_t count, float* out);
 void add(float* x, const float* y, int64_t count);
 void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos, const float* sin);
-void store_kv(KVType type, const float* src, int64_t count, std::byte* dst);
 
 // Reads `count` floats and returns their sum: the memory-bandwidth probe's kernel.
 float sum_floats(const float* p, int64_t count);

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "kernels/reference_kernels.h"
 
 namespace glass {
 
@@ -226,8 +227,8 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     emit(trace, "q_rope", layer, q.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
     emit(trace, "k_rope", layer, kk.data(), {{"pos", n}, {"kv_heads", nkv}, {"dim", hd}}, batch);
     for (int64_t t = 0; t < n; ++t) {
-      k.store_kv(cache.type(), &kk[t * nkv * hd], nkv * hd, cache.slot(layer, 0, batch.sequences[t], batch.positions[t]));
-      k.store_kv(cache.type(), &v[t * nkv * hd], nkv * hd, cache.slot(layer, 1, batch.sequences[t], batch.positions[t]));
+      store_kv_row(cache.type(), &kk[t * nkv * hd], nkv * hd, cache.slot(layer, 0, batch.sequences[t], batch.positions[t]));
+      store_kv_row(cache.type(), &v[t * nkv * hd], nkv * hd, cache.slot(layer, 1, batch.sequences[t], batch.positions[t]));
     }
     AttentionArgs a;
     a.q = q.data();

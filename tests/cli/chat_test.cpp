@@ -7,21 +7,10 @@
 namespace glass {
 namespace {
 
-std::vector<Json> json_lines(const std::string& out) {
-  std::vector<Json> lines;
-  size_t pos = 0;
-  while (pos < out.size()) {
-    const size_t nl = out.find('\n', pos);
-    lines.push_back(Json::parse(out.substr(pos, nl - pos)));
-    pos = nl == std::string::npos ? out.size() : nl + 1;
-  }
-  return lines;
-}
-
 TEST(Chat, OneReplyPerLineEachEndingAtImEnd) {
   const auto r = test::run_glass("chat --seed 3 -n 200 --format jsonl", "Hello\nHow are you?\n\nTell me more\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto replies = json_lines(r.out);
+  const auto replies = test::json_lines(r.out);
   ASSERT_EQ(replies.size(), 3u) << r.out;  // the empty line is skipped
   for (const Json& j : replies) {
     EXPECT_EQ(j["finish_reason"], "eos") << j.dump();  // the demo model ends turns with <|im_end|>
@@ -36,7 +25,7 @@ TEST(Chat, ResetSystemAndExit) {
   const auto r = test::run_glass("chat --seed 1 -n 50 --format jsonl",
                                  "Hello\nAgain\n/reset\nHello\n/system Be brief.\nHello\n/exit\nNot read\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto replies = json_lines(r.out);
+  const auto replies = test::json_lines(r.out);
   ASSERT_EQ(replies.size(), 4u);
   EXPECT_EQ(replies[2]["prompt_tokens"], replies[0]["prompt_tokens"]);  // /reset forgot the first two turns
   EXPECT_EQ(replies[2]["reply"], replies[0]["reply"]);                  // same prompt, same seed
@@ -49,7 +38,7 @@ TEST(Chat, TextModeStreamsReplies) {
   const auto r = test::run_glass("chat --seed 3 -n 200", "Hello\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = test::run_glass("chat --seed 3 -n 200 --format jsonl", "Hello\n");
-  EXPECT_EQ(r.out, json_lines(j.out)[0]["reply"].get<std::string>() + "\n");
+  EXPECT_EQ(r.out, test::json_lines(j.out)[0]["reply"].get<std::string>() + "\n");
 }
 
 TEST(Chat, StopsAtImEndOnAModelThatAlwaysEnds) {
@@ -58,7 +47,7 @@ TEST(Chat, StopsAtImEndOnAModelThatAlwaysEnds) {
   // The tokenizer files came from the demo model; the chat template lives in tokenizer_config.json.
   const auto r = test::run_glass("chat -m " + test::shell_quote(dir.path()) + " --format jsonl", "Hi\nHi again\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto replies = json_lines(r.out);
+  const auto replies = test::json_lines(r.out);
   ASSERT_EQ(replies.size(), 2u);
   for (const Json& j : replies) {
     EXPECT_EQ(j["finish_reason"], "eos");
@@ -70,7 +59,7 @@ TEST(Chat, StopsAtImEndOnAModelThatAlwaysEnds) {
 TEST(RunChat, WrapsThePromptWithTheChatTemplate) {
   const auto r = test::run_glass("run --chat -p 'Hi there' --system 'Be brief.' -n 3 --greedy --ignore-eos --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Json j = json_lines(r.out).back();
+  const Json j = test::json_lines(r.out).back();
   // The same prompt rendered by glass chat-template and tokenized with special tokens.
   test::TempDir tmp;
   test::write_string(tmp.file("m.json"), R"([{"role":"system","content":"Be brief."},{"role":"user","content":"Hi there"}])");

@@ -17,17 +17,6 @@ std::string ids_arg(const Json& ids) {
   return s;
 }
 
-std::vector<Json> json_lines(const std::string& out) {
-  std::vector<Json> lines;
-  size_t pos = 0;
-  while (pos < out.size()) {
-    const size_t nl = out.find('\n', pos);
-    lines.push_back(Json::parse(out.substr(pos, nl - pos)));
-    pos = nl == std::string::npos ? out.size() : nl + 1;
-  }
-  return lines;
-}
-
 void expect_greedy_matches(const Json& golden_case, const Json& got) {
   const auto expected = golden_case["greedy_new_ids"].get<std::vector<int32_t>>();
   const auto margins = golden_case["greedy_margins"].get<std::vector<double>>();
@@ -53,12 +42,12 @@ class GreedyRun : public ::testing::Test {
       const auto r = test::run_glass("run -m " + test::shell_quote(dir_) + " --ids '" + ids_arg(c["ids"]) +
                                      "' -n 24 --greedy --format json");
       ASSERT_EQ(r.exit_code, 0) << r.err;
-      expect_greedy_matches(c, json_lines(r.out).back());
+      expect_greedy_matches(c, test::json_lines(r.out).back());
       batch_args += " --ids '" + ids_arg(c["ids"]) + "'";
     }
     const auto batch = test::run_glass("run -m " + test::shell_quote(dir_) + batch_args + " -n 24 --greedy --format json");
     ASSERT_EQ(batch.exit_code, 0) << batch.err;
-    const auto lines = json_lines(batch.out);
+    const auto lines = test::json_lines(batch.out);
     ASSERT_EQ(lines.size(), golden["cases"].size());
     for (size_t i = 0; i < lines.size(); ++i) {
       SCOPED_TRACE("batched case " + golden["cases"][i]["name"].get<std::string>());
@@ -74,16 +63,6 @@ class GreedyRun : public ::testing::Test {
 }  // namespace glass
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  const auto dirs = glass::test::fixture_dirs_with("golden.json");
-  if (dirs.empty()) {
-    std::fprintf(stderr, "no model fixtures (folders with golden.json) under %s\n", glass::test::fixtures_root().c_str());
-    return 1;
-  }
-  for (const auto& dir : dirs) {
-    const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    ::testing::RegisterTest("GreedyRun", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            [dir]() -> ::testing::Test* { return new glass::GreedyRun(dir); });
-  }
-  return RUN_ALL_TESTS();
+  return glass::test::run_fixture_main(argc, argv, "golden.json", "GreedyRun",
+                                       [](const std::string& dir) { return new glass::GreedyRun(dir); });
 }

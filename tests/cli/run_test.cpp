@@ -10,11 +10,7 @@ namespace {
 using test::run_glass;
 using test::shell_quote;
 
-Json parse_last_line(const std::string& out) {
-  const auto end = out.find_last_not_of('\n');
-  const auto start = out.rfind('\n', end);
-  return Json::parse(out.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1)));
-}
+Json parse_last_line(const std::string& out) { return test::json_lines(out).back(); }
 
 TEST(Run, JsonResultHasIdsTextFinishAndUsage) {
   const auto r = run_glass("run --ids '9707 11 1879' -n 5 --greedy --ignore-eos --format json");
@@ -48,13 +44,7 @@ TEST(Run, SameSeedSameTokens) {
 TEST(Run, ShowTopAndNdjson) {
   const auto r = run_glass("run --ids 9707 -n 3 --seed 1 --show-top 4 --format ndjson");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::vector<Json> lines;
-  size_t pos = 0;
-  while (pos < r.out.size()) {
-    const size_t nl = r.out.find('\n', pos);
-    lines.push_back(Json::parse(r.out.substr(pos, nl - pos)));
-    pos = nl + 1;
-  }
+  const std::vector<Json> lines = test::json_lines(r.out);
   ASSERT_EQ(lines.size(), 4u);  // three steps and the result
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(lines[i]["type"], "step");
@@ -74,13 +64,7 @@ TEST(Run, ShowTopAndNdjson) {
 TEST(Run, BatchOfPromptsMatchesSinglePrompts) {
   const auto batch = run_glass("run --ids '9707 11' --ids '1 2 3 4 5 6' --ids 42 -n 6 --greedy --format json");
   ASSERT_EQ(batch.exit_code, 0) << batch.err;
-  std::vector<Json> results;
-  size_t pos = 0;
-  while (pos < batch.out.size()) {
-    const size_t nl = batch.out.find('\n', pos);
-    results.push_back(Json::parse(batch.out.substr(pos, nl - pos)));
-    pos = nl + 1;
-  }
+  const std::vector<Json> results = test::json_lines(batch.out);
   ASSERT_EQ(results.size(), 3u);
   const char* prompts[] = {"9707 11", "1 2 3 4 5 6", "42"};
   for (int i = 0; i < 3; ++i) {

@@ -101,16 +101,6 @@ class QuantizationReport : public ::testing::Test {
 }  // namespace glass
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  const auto dirs = glass::test::fixture_dirs_with("golden.json");
-  if (dirs.empty()) {
-    std::fprintf(stderr, "no model fixtures (folders with golden.json) under %s\n", glass::test::fixtures_root().c_str());
-    return 1;
-  }
-  for (const auto& dir : dirs) {
-    const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    ::testing::RegisterTest("QuantizationReport", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            [dir]() -> ::testing::Test* { return new glass::QuantizationReport(dir); });
-  }
-  return RUN_ALL_TESTS();
+  return glass::test::run_fixture_main(argc, argv, "golden.json", "QuantizationReport",
+                                       [](const std::string& dir) { return new glass::QuantizationReport(dir); });
 }

@@ -182,6 +182,34 @@ void write_constant_token_model(const std::string& dir, int32_t token) {
     write_string(dir + "/" + name, read_string(demo_model_dir() + "/" + name));
 }
 
+std::vector<Json> json_lines(const std::string& out) {
+  std::vector<Json> lines;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    size_t nl = out.find('\n', pos);
+    if (nl == std::string::npos) nl = out.size();
+    if (nl > pos) lines.push_back(Json::parse(out.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
+                     const std::function<::testing::Test*(const std::string& dir)>& make_test) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const auto dirs = fixture_dirs_with(marker);
+  if (dirs.empty()) {
+    std::fprintf(stderr, "no fixture folders with %s under %s\n", marker.c_str(), fixtures_root().c_str());
+    return 1;
+  }
+  for (const auto& dir : dirs) {
+    const std::string name = dir.substr(dir.find_last_of('/') + 1);
+    ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [make_test, dir]() { return make_test(dir); });
+  }
+  return RUN_ALL_TESTS();
+}
+
 std::vector<float> read_f32_file(const std::string& path) {
   const std::string bytes = read_string(path);
   std::vector<float> v(bytes.size() / 4);

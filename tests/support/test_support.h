@@ -2,9 +2,12 @@
 #pragma once
 
 #include <functional>
+
+#include <gtest/gtest.h>
 #include <string>
 #include <vector>
 
+#include "base/json_fields.h"
 #include "io/model_config.h"
 #include "io/safetensors.h"
 
@@ -59,6 +62,15 @@ std::string thrown_error(const std::function<void()>& f);
 // weights, a positive embedding and an lm_head with a single non-zero row. Vocabulary
 // 151936 with the real Qwen2.5 tokenizer files copied from the demo model.
 void write_constant_token_model(const std::string& dir, int32_t token);
+
+// Each line of `out` parsed as JSON (a command's JSONL output).
+std::vector<Json> json_lines(const std::string& out);
+
+// main() of a fixture test over model folders: registers make_test(dir) as test
+// `suite.<folder name>` for every fixture folder holding `marker`, and fails (exit 1)
+// when there is none.
+int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
+                     const std::function<::testing::Test*(const std::string& dir)>& make_test);
 
 std::vector<float> read_f32_file(const std::string& path);
 void write_string(const std::string& path, const std::string& text);
