@@ -20,5 +20,7 @@ Command add_run_command(CLI::App& app);
 Command add_tokenize_command(CLI::App& app);
 Command add_detokenize_command(CLI::App& app);
 Command add_bench_tokenizer_command(CLI::App& app);
+Command add_trace_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
 
 }  // namespace glass::cli

@@ -103,7 +103,7 @@ void CpuKernels::store_kv(KVType type, const float* src, int64_t kv_dim, std::by
 }
 
 void CpuKernels::attention(const AttentionArgs& args) {
-  if (args.weights_out != nullptr) {  // the trace wants the weights: the reference keeps them
+  if (args.weights_out != nullptr || args.scores_out != nullptr) {  // the trace wants them: the reference keeps them
     ReferenceKernels().attention(args);
     return;
   }

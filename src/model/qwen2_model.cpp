@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "base/error.h"
 #include "base/half.h"
@@ -25,14 +26,16 @@ bool stored_weight_type(DType d, WeightType* out) {
   }
 }
 
-void emit(TraceSink* trace, const char* stage, int layer, const float* data, std::vector<Axis> axes,
+// The axes arrive as an initializer_list (an array on the caller's stack), so without a
+// sink a stage costs one pointer test and no allocation.
+void emit(TraceSink* trace, const char* stage, int layer, const float* data, std::initializer_list<Axis> axes,
           const Batch& batch) {
   if (trace == nullptr || !trace->wants(stage, layer)) return;
   StageTensor t;
   t.stage = stage;
   t.layer = layer;
   t.data = data;
-  t.axes = std::move(axes);
+  t.axes = axes;
   t.positions = batch.positions.data();
   t.tokens = batch.tokens.data();
   trace->record(t);
@@ -205,7 +208,7 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     rows[t].length = batch.positions[t] + 1;
     max_len = std::max(max_len, rows[t].length);
   }
-  std::vector<float> attn_weights;
+  std::vector<float> attn_weights, attn_scores;
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const Layer& w = layers_[l];
@@ -243,13 +246,20 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     a.block_stride = cache.block_stride();
     a.block_size = cache.block_size();
     a.rows = rows.data();
+    const bool want_scores = trace != nullptr && trace->wants("attn_scores", layer);
     const bool want_weights = trace != nullptr && trace->wants("attn_weights", layer);
+    a.weights_stride = max_len;
+    if (want_scores) {
+      attn_scores.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
+      a.scores_out = attn_scores.data();
+    }
     if (want_weights) {
       attn_weights.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
       a.weights_out = attn_weights.data();
-      a.weights_stride = max_len;
     }
     k.attention(a);
+    if (want_scores)
+      emit(trace, "attn_scores", layer, attn_scores.data(), {{"pos", n}, {"heads", nh}, {"keys", max_len}}, batch);
     if (want_weights)
       emit(trace, "attn_weights", layer, attn_weights.data(), {{"pos", n}, {"heads", nh}, {"keys", max_len}}, batch);
     emit(trace, "attn_out", layer, att.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
