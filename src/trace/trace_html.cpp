@@ -107,7 +107,8 @@ td.cell.dark { color: #fff; }
 td.cell.sel, th.sel { outline: 2px solid #e8590c; outline-offset: -2px; }
 .panels { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
 .panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; }
-.bars { min-width: 360px; }
+.bars { width: 400px; }
+#final-bars { width: 640px; }
 .bar-row { display: grid; grid-template-columns: 150px 1fr 58px; gap: 8px; align-items: center; margin: 3px 0; }
 .bar-label { white-space: pre; overflow: hidden; text-overflow: ellipsis; font-size: 12px; }
 .bar { height: 14px; background: var(--accent); border-radius: 3px; min-width: 1px; }
