@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # kernel micro-benchmarks
   python3 python3-numpy      # test: .npy dumps load in numpy
+  chromium                   # test: the trace HTML page renders headless without console errors
 )
 
 missing=()

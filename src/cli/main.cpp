@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
       glass::cli::add_detokenize_command(app),
       glass::cli::add_bench_tokenizer_command(app),
       glass::cli::add_chat_template_command(app),
+      glass::cli::add_trace_command(app),
+      glass::cli::add_compare_command(app),
   };
 
   try {

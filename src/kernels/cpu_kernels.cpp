@@ -99,7 +99,7 @@ void CpuKernels::silu_mul(const float* gate, const float* up, int64_t count, flo
 void CpuKernels::add(float* x, const float* y, int64_t count) { simd::add(x, y, count); }
 
 void CpuKernels::attention(const AttentionArgs& args) {
-  if (args.weights_out != nullptr) {  // the trace wants the weights: the reference keeps them
+  if (args.weights_out != nullptr || args.scores_out != nullptr) {  // the trace wants them: the reference keeps them
     ReferenceKernels().attention(args);
     return;
   }

@@ -42,7 +42,10 @@ struct AttentionArgs {
   // Optional, for the trace: softmax weights, [n, heads, max_length] with -1 padding
   // beyond each row's length. nullptr when nobody asked.
   float* weights_out = nullptr;
-  int64_t weights_stride = 0;  // max_length
+  // Optional, for the trace: the scaled scores q·k / sqrt(head_dim) before the softmax,
+  // same layout, -inf (the causal mask) beyond each row's length.
+  float* scores_out = nullptr;
+  int64_t weights_stride = 0;  // max_length, for weights_out and scores_out
 };
 
 // One output of a matmul that shares its input with others (q, k and v of a layer).

@@ -126,6 +126,11 @@ void ReferenceKernels::attention(const AttentionArgs& a) {
         scores[p] = dot * a.scale;
         max_score = std::max(max_score, scores[p]);
       }
+      if (a.scores_out != nullptr) {
+        float* s = a.scores_out + (t * a.heads + h) * a.weights_stride;
+        for (int64_t p = 0; p < row.length; ++p) s[p] = static_cast<float>(scores[p]);
+        for (int64_t p = row.length; p < a.weights_stride; ++p) s[p] = -INFINITY;
+      }
       double sum = 0;
       for (int64_t p = 0; p < row.length; ++p) {
         scores[p] = std::exp(scores[p] - max_score);

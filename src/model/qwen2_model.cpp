@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "base/error.h"
 #include "base/half.h"
@@ -26,14 +27,16 @@ bool stored_weight_type(DType d, WeightType* out) {
   }
 }
 
-void emit(TraceSink* trace, const char* stage, int layer, const float* data, std::vector<Axis> axes,
+// The axes arrive as an initializer_list (an array on the caller's stack), so without a
+// sink a stage costs one pointer test and no allocation.
+void emit(TraceSink* trace, const char* stage, int layer, const float* data, std::initializer_list<Axis> axes,
           const Batch& batch) {
   if (trace == nullptr || !trace->wants(stage, layer)) return;
   StageTensor t;
   t.stage = stage;
   t.layer = layer;
   t.data = data;
-  t.axes = std::move(axes);
+  t.axes = axes;
   t.positions = batch.positions.data();
   t.tokens = batch.tokens.data();
   trace->record(t);
@@ -179,8 +182,7 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
       fail("KV cache is full: no free block for position ", batch.positions[t], " of sequence ", batch.sequences[t]);
 
   std::vector<float> x(n * H), xb(n * H), q(n * nh * hd), kk(n * nkv * hd), v(n * nkv * hd);
-  std::vector<float> att(n * nh * hd), gate(n * I), up;
-  if (trace != nullptr) up.resize(static_cast<size_t>(n * I));
+  std::vector<float> att(n * nh * hd), gate(n * I);
 
   // Token embedding.
   for (int64_t t = 0; t < n; ++t) dequantize_row(embed_, batch.tokens[t], &x[t * H]);
@@ -206,7 +208,8 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     rows[t].length = batch.positions[t] + 1;
     max_len = std::max(max_len, rows[t].length);
   }
-  std::vector<float> attn_weights;
+  // Only for the trace: copies computed beside the real path (see below).
+  std::vector<float> attn_weights, attn_scores, att_seen, gate_seen, up_seen;
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const Layer& w = layers_[l];
@@ -244,13 +247,29 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     a.block_stride = cache.block_stride();
     a.block_size = cache.block_size();
     a.rows = rows.data();
-    const bool want_weights = trace != nullptr && trace->wants("attn_weights", layer);
-    if (want_weights) {
-      attn_weights.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
-      a.weights_out = attn_weights.data();
-      a.weights_stride = max_len;
-    }
     k.attention(a);
+    // The trace observes and never changes what is computed: scores and weights come
+    // from a second attention call (the fast kernels hand it to the reference, which
+    // keeps them) whose output is thrown away, so attn_out is what an untraced run gets.
+    const bool want_scores = trace != nullptr && trace->wants("attn_scores", layer);
+    const bool want_weights = trace != nullptr && trace->wants("attn_weights", layer);
+    if (want_scores || want_weights) {
+      AttentionArgs seen = a;
+      att_seen.resize(att.size());
+      seen.out = att_seen.data();
+      seen.weights_stride = max_len;
+      if (want_scores) {
+        attn_scores.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
+        seen.scores_out = attn_scores.data();
+      }
+      if (want_weights) {
+        attn_weights.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
+        seen.weights_out = attn_weights.data();
+      }
+      k.attention(seen);
+    }
+    if (want_scores)
+      emit(trace, "attn_scores", layer, attn_scores.data(), {{"pos", n}, {"heads", nh}, {"keys", max_len}}, batch);
     if (want_weights)
       emit(trace, "attn_weights", layer, attn_weights.data(), {{"pos", n}, {"heads", nh}, {"keys", max_len}}, batch);
     emit(trace, "attn_out", layer, att.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
@@ -262,15 +281,17 @@ void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::ve
     // MLP block: x += down(silu(gate(x)) * up(x)).
     k.rmsnorm(x.data(), w.post_norm.data(), n, H, eps, xb.data());
     emit(trace, "mlp_norm", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
+    // The fast kernels fuse gate and up; the trace gets them from separate matmuls
+    // beside the fused path, which stays as an untraced run computes it.
     if (trace != nullptr && (trace->wants("gate", layer) || trace->wants("up", layer))) {
-      k.matmul(w.gate, xb.data(), n, nullptr, gate.data());
-      k.matmul(w.up, xb.data(), n, nullptr, up.data());
-      emit(trace, "gate", layer, gate.data(), {{"pos", n}, {"intermediate", I}}, batch);
-      emit(trace, "up", layer, up.data(), {{"pos", n}, {"intermediate", I}}, batch);
-      k.silu_mul(gate.data(), up.data(), n * I, gate.data());
-    } else {
-      k.mlp_gate_up(w.gate, w.up, xb.data(), n, gate.data());
+      gate_seen.resize(gate.size());
+      up_seen.resize(gate.size());
+      k.matmul(w.gate, xb.data(), n, nullptr, gate_seen.data());
+      k.matmul(w.up, xb.data(), n, nullptr, up_seen.data());
+      emit(trace, "gate", layer, gate_seen.data(), {{"pos", n}, {"intermediate", I}}, batch);
+      emit(trace, "up", layer, up_seen.data(), {{"pos", n}, {"intermediate", I}}, batch);
     }
+    k.mlp_gate_up(w.gate, w.up, xb.data(), n, gate.data());
     emit(trace, "mlp_act", layer, gate.data(), {{"pos", n}, {"intermediate", I}}, batch);
     k.matmul(w.down, gate.data(), n, nullptr, xb.data());
     emit(trace, "down", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);

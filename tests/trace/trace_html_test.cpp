@@ -1,0 +1,184 @@
+// The HTML page: self-contained, escaped, and it renders in headless Chromium without
+// console errors into a screenshot that is not blank.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "base/json_fields.h"
+#include "support/test_support.h"
+#include "trace/trace_report.h"
+
+namespace glass {
+namespace {
+
+using test::run_command;
+using test::shell_quote;
+
+LensToken token(int32_t id, double prob, std::string text) {
+  LensToken t;
+  t.id = id;
+  t.prob = prob;
+  t.logit = static_cast<float>(std::log(prob));
+  t.text = std::move(text);
+  return t;
+}
+
+StageRecord stage(const std::string& name, int layer, double rms) {
+  StageRecord r;
+  r.stage = name;
+  r.layer = layer;
+  r.axes = {{"pos", 3}, {"hidden", 4}};
+  r.positions = {0, 1, 2};
+  r.tokens = {10, 11, 12};
+  for (int p = 0; p < 3; ++p) {
+    TensorStats s;
+    for (int i = 0; i < 4; ++i) s.add(static_cast<float>(rms * (i % 2 ? 1 : -1)));
+    r.per_position.push_back(s);
+    r.overall.merge(s);
+    r.first.push_back({static_cast<float>(rms), -static_cast<float>(rms)});
+  }
+  return r;
+}
+
+// Three tokens, two layers, and text that must be escaped.
+TraceReport sample_report() {
+  TraceReport r;
+  r.model_dir = "/models/<tiny>";
+  r.backend = "reference (scalar, 1 thread)";
+  r.config.num_layers = 2;
+  r.config.hidden_size = 4;
+  r.config.num_heads = 2;
+  r.config.num_kv_heads = 1;
+  r.config.head_dim = 2;
+  r.config.vocab_size = 100;
+  r.prompt_text = "Hi <script>alert(1)</script>\n";
+  r.ids = {10, 11, 12};
+  r.token_texts = {"Hi", " <script>alert(1)</script>", "\n"};
+  r.positions = {0, 1, 2};
+  r.layers = {0, 1};
+  r.stages = {stage("embed", -1, 0.1), stage("o_proj", 0, 0.5), stage("down", 0, 0.4), stage("output", 0, 1.0),
+              stage("o_proj", 1, 0.6), stage("down", 1, 0.7),   stage("output", 1, 1.5), stage("final_norm", -1, 1.0)};
+  LogitLens l;
+  l.top_k = 3;
+  l.positions = {0, 1, 2};
+  l.tokens = {10, 11, 12};
+  for (int layer = 0; layer < 2; ++layer) {
+    LensLayer ll;
+    ll.layer = layer;
+    for (int p = 0; p < 3; ++p)
+      ll.top.push_back({token(20 + p, 0.2 + 0.3 * layer, "</script><b>x"), token(30, 0.1, " y"), token(31, 0.05, "")});
+    l.layers.push_back(ll);
+  }
+  l.final_top = l.layers.back().top;
+  l.last_layer_max_abs_diff = 0.0;
+  r.lens = l;
+  return r;
+}
+
+TEST(TraceHtml, SelfContainedAndEscaped) {
+  const std::string html = trace_report_html(sample_report());
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  for (const char* external : {"<link", " src=", "https://", "url(", "@import", "fetch(", "XMLHttpRequest"})
+    EXPECT_EQ(html.find(external), std::string::npos) << "the page must not load anything: found " << external;
+  // The only URL is the SVG namespace, which is a name, not a fetch.
+  size_t at = 0;
+  while ((at = html.find("http://", at)) != std::string::npos) {
+    EXPECT_EQ(html.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << html.substr(at, 40);
+    ++at;
+  }
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos) << "token text is escaped";
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("␣"), std::string::npos) << "leading spaces are visible";
+  EXPECT_NE(html.find("&lt;tiny&gt;"), std::string::npos);
+
+  // Exactly the page's own two scripts, plus the data block, whose JSON survives "</script>" in tokens.
+  size_t scripts = 0;
+  for (at = 0; (at = html.find("<script", at)) != std::string::npos; ++at) ++scripts;
+  EXPECT_EQ(scripts, 3u);
+  const std::string open = "<script type=\"application/json\" id=\"glass-lens-data\">";
+  const size_t begin = html.find(open);
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = html.find("</script>", begin);
+  const Json data = parse_json(html.substr(begin + open.size(), end - begin - open.size()), "lens data");
+  ASSERT_EQ(data["rows"].size(), 3u) << "two layers and the logits";
+  EXPECT_EQ(data["rows"][0]["top"][2][0]["text"], "</script><b>x");
+  EXPECT_EQ(data["final"].size(), 3u);
+
+  // The grid, the rms curves (one path per traced series) and the final bars.
+  EXPECT_NE(html.find("<table class=\"lens\">"), std::string::npos);
+  size_t cells = 0;
+  for (at = 0; (at = html.find("<td class=\"cell", at)) != std::string::npos; ++at) ++cells;
+  EXPECT_EQ(cells, 9u);
+  size_t paths = 0;
+  for (at = 0; (at = html.find("<path d=", at)) != std::string::npos; ++at) ++paths;
+  EXPECT_EQ(paths, 3u) << "output, o_proj and down were traced";
+  EXPECT_NE(html.find("id=\"final-bars\""), std::string::npos);
+  EXPECT_NE(html.find("width:50.00%"), std::string::npos) << "a bar is as long as its probability";
+}
+
+TEST(TraceHtml, WithoutLensOrLayerStagesStillAPage) {
+  TraceReport r = sample_report();
+  r.lens.reset();
+  r.stages = {stage("embed", -1, 0.1)};
+  const std::string html = trace_report_html(r);
+  EXPECT_NE(html.find("No per-layer stages were traced"), std::string::npos);
+  EXPECT_EQ(html.find("<table class=\"lens\">"), std::string::npos);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+}
+
+std::string chromium_binary() {
+  if (const char* env = std::getenv("GLASS_CHROMIUM"); env != nullptr && *env != '\0') return env;
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    struct stat st {};
+    if (::stat(p, &st) == 0) return p;
+  }
+  return "";
+}
+
+std::string python3() {
+  struct stat st {};
+  return ::stat("/usr/bin/python3", &st) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+// The real thing: glass trace --html on the demo model, opened in headless Chromium.
+TEST(TraceHtml, RendersInHeadlessChromium) {
+  const std::string chromium = chromium_binary();
+  if (chromium.empty())
+    GTEST_SKIP() << "Chromium is not installed (Debian package `chromium`; scripts/install-deps.sh installs it)";
+  test::TempDir tmp;
+  const std::string page = tmp.file("trace.html");
+  auto r = test::run_glass("trace -p " + shell_quote("The quick brown fox jumps over the lazy dog") + " --html " +
+                           shell_quote(page) + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                            " --disable-background-networking --disable-component-update --disable-sync"
+                            " --enable-logging=stderr --v=0 --window-size=1000,800";
+  const std::string url = shell_quote("file://" + page);
+  r = run_command("timeout 120 " + shell_quote(chromium) + flags + " --user-data-dir=" +
+                  shell_quote(tmp.file("profile-a")) + " --screenshot=" + shell_quote(tmp.file("shot.png")) + " " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Every console message (errors included) is logged as CONSOLE; the page logs nothing.
+  EXPECT_EQ(r.err.find("CONSOLE"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Uncaught"), std::string::npos) << r.err;
+
+  r = run_command("timeout 120 " + shell_quote(chromium) + flags + " --user-data-dir=" +
+                  shell_quote(tmp.file("profile-b")) + " --dump-dom " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("data-glass-ready=\"yes\""), std::string::npos) << "the page's script ran to the end";
+  EXPECT_EQ(r.out.find("data-glass-error=\""), std::string::npos) << "a script error was caught on the page";
+  EXPECT_EQ(r.err.find("CONSOLE"), std::string::npos) << r.err;
+
+  r = run_command(python3() + " " + shell_quote(GLASS_PNG_STATS) + " " + shell_quote(tmp.file("shot.png")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json stats = parse_json(r.out, "png_stats.py");
+  EXPECT_EQ(stats["width"], 1000);
+  EXPECT_EQ(stats["height"], 800);
+  EXPECT_GT(stats["non_background"].get<double>(), 0.05) << "the screenshot is mostly blank: " << r.out;
+  EXPECT_GT(stats["colours"].get<int>(), 50) << "the screenshot has almost no colours: " << r.out;
+}
+
+}  // namespace
+}  // namespace glass
