@@ -22,5 +22,6 @@ Command add_tokenize_command(CLI::App& app);
 Command add_detokenize_command(CLI::App& app);
 Command add_bench_tokenizer_command(CLI::App& app);
 Command add_chat_template_command(CLI::App& app);
+Command add_serve_command(CLI::App& app);
 
 }  // namespace glass::cli

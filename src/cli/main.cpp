@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
       glass::cli::add_detokenize_command(app),
       glass::cli::add_bench_tokenizer_command(app),
       glass::cli::add_chat_template_command(app),
+      glass::cli::add_serve_command(app),
   };
 
   try {
