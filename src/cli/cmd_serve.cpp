@@ -62,6 +62,15 @@ Command add_serve_command(CLI::App& app) {
             if (o->prefill_chunk <= 0) fail("--prefill-chunk: must be positive, got ", o->prefill_chunk);
             if (o->max_body_mb <= 0) fail("--max-body-mb: must be positive, got ", o->max_body_mb);
             if (o->port < 0 || o->port > 65535) fail("--port: must be 0..65535, got ", o->port);
+            // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
+            // (threads inherit the mask, so this comes before the kernels' pool starts)
+            // and taken by one waiting thread.
+            sigset_t stop_signals;
+            sigemptyset(&stop_signals);
+            sigaddset(&stop_signals, SIGINT);
+            sigaddset(&stop_signals, SIGTERM);
+            pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
@@ -103,14 +112,6 @@ Command add_serve_command(CLI::App& app) {
             http.port = o->port;
             http.max_body_bytes = static_cast<size_t>(o->max_body_mb) << 20;
             http.log_requests = !o->quiet;
-
-            // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
-            // (the threads started below inherit the mask) and taken by one waiting thread.
-            sigset_t stop_signals;
-            sigemptyset(&stop_signals);
-            sigaddset(&stop_signals, SIGINT);
-            sigaddset(&stop_signals, SIGTERM);
-            pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
             server::OpenAIServer server(scheduler, served, http);
             const int port = server.bind();
