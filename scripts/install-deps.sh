@@ -16,6 +16,11 @@ packages=(
   python3 python3-numpy      # test: .npy dumps load in numpy
   chromium                   # test: the trace HTML page renders headless without console errors
 )
+# Server tests with the openai npm client, and the load benchmark. A Node.js from
+# elsewhere (e.g. NodeSource's nodejs, which bundles npm) is fine: only the commands count.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -48,7 +48,7 @@ Generator::~Generator() {
     if (s->kv_sequence >= 0) cache_.remove_sequence(s->kv_sequence);
 }
 
-int Generator::add(GenerationRequest request) {
+void Generator::validate(const GenerationRequest& request) const {
   request.params.validate();
   if (request.prompt.empty()) fail("the prompt is empty: generation needs at least one token");
   const int64_t vocab = model_.config().vocab_size;
@@ -57,6 +57,10 @@ int Generator::add(GenerationRequest request) {
   if (static_cast<int64_t>(request.prompt.size()) >= context_length_)
     fail("the prompt has ", request.prompt.size(), " tokens; the context holds ", context_length_,
          " (prompt plus at least one generated token)");
+}
+
+int Generator::add(GenerationRequest request) {
+  validate(request);
   auto s = std::make_unique<Sequence>(next_handle_++, std::move(request), tokenizer_, context_length_);
   s->kv_sequence = cache_.add_sequence();
   if (auto reason = s->checker.before_first_token()) finish(*s, *reason);
@@ -160,8 +164,12 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
       chosen_before_prob = raw.prob(chosen_before_logit);
       const RowSoftmax processed = row_softmax(row);
       auto after = [&](int32_t id) { return std::isinf(row[id]) ? 0.0f : processed.prob(row[id]); };
-      for (const TokenCandidate& c : s.trace.top_before) e.candidates.push_back({c.id, c.logit, c.prob, after(c.id)});
-      e.chosen = {token, chosen_before_logit, chosen_before_prob, after(token)};
+      // log(exp(logit - max) * inv_sum), without the exp.
+      const float log_inv_sum = std::log(raw.inv_sum);
+      auto logprob = [&](float logit) { return logit - raw.max + log_inv_sum; };
+      for (const TokenCandidate& c : s.trace.top_before)
+        e.candidates.push_back({c.id, c.logit, c.prob, after(c.id), logprob(c.logit)});
+      e.chosen = {token, chosen_before_logit, chosen_before_prob, after(token), logprob(chosen_before_logit)};
       e.trace = &s.trace;
     }
     s.history.add_output(token);

@@ -37,12 +37,14 @@ struct GenerationRequest {
 
 // One of the best candidates of a step, for `--show-top`: its probability in the
 // model's distribution and in the one sampled from (after every processor; 0 when a
-// processor removed it).
+// processor removed it). `logprob_before` is the model's log-softmax, computed from the
+// logit so that it stays finite where prob_before underflows (OpenAI's logprobs).
 struct Candidate {
   int32_t id = -1;
   float logit = 0;
   float prob_before = 0;
   float prob_after = 0;
+  float logprob_before = 0;
 };
 
 // What one step produced for one sequence.
@@ -86,6 +88,11 @@ class Generator {
   // Throws glass::Error for invalid parameters, an empty prompt, ids outside the
   // vocabulary or a prompt that does not fit the context.
   int add(GenerationRequest request);
+  // The checks add() makes, without adding: callers on other threads may use it to
+  // refuse a request before queueing it (it reads only what the constructor set).
+  void validate(const GenerationRequest& request) const;
+  // The most positions one sequence may hold (the constructor's, capped by the model).
+  int64_t context_length() const { return context_length_; }
   // Stops a sequence now and frees its KV blocks; it gets no further events.
   void cancel(int handle);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kernels/backend.h"
 #include "support/test_support.h"
 
@@ -176,6 +178,9 @@ TEST(Generator, CandidatesShowWhatTheProcessorsDid) {
     }
     EXPECT_NEAR(total_after, 1.0f, 1e-5);
     EXPECT_GT(e.chosen.prob_after, 0.0f);
+    // The log-probabilities are those of the model's own distribution.
+    for (const Candidate& c : e.candidates) EXPECT_NEAR(c.logprob_before, std::log(c.prob_before), 1e-4);
+    EXPECT_NEAR(e.chosen.logprob_before, std::log(e.chosen.prob_before), 1e-4);
     ASSERT_NE(e.trace, nullptr);
     ASSERT_EQ(e.trace->steps.size(), 2u);  // temperature, top_k
     EXPECT_EQ(e.trace->steps[1].surviving, 5);
@@ -211,6 +216,12 @@ TEST(Generator, RejectsBadRequests) {
   bad.top_p = 0;
   e = test::thrown_error([&] { g.add({{1}, bad}); });
   EXPECT_NE(e.find("top_p"), std::string::npos) << e;
+  // validate() makes the same checks without adding anything.
+  e = test::thrown_error([&] { g.validate({std::vector<int32_t>(16, 1), greedy(1)}); });
+  EXPECT_NE(e.find("the context holds 16"), std::string::npos) << e;
+  g.validate({{1, 2}, greedy(1)});
+  EXPECT_TRUE(g.idle());
+  EXPECT_EQ(g.context_length(), 16);
 }
 
 }  // namespace

@@ -1,0 +1,142 @@
+// glass serve: the OpenAI-compatible HTTP server with continuous batching (see
+// server/scheduler.h for the admission policy and server/openai_server.h for the API).
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/generation_options.h"
+#include "cli/model_source.h"
+#include "cli/runtime_options.h"
+#include "server/openai_server.h"
+#include "server/scheduler.h"
+
+namespace glass::cli {
+
+namespace {
+
+// The folder's last component: ".../Qwen2.5-0.5B-Instruct/" serves "Qwen2.5-0.5B-Instruct".
+std::string folder_name(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const size_t slash = dir.rfind('/');
+  return slash == std::string::npos ? dir : dir.substr(slash + 1);
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  struct Options {
+    std::string model, model_name, host = "127.0.0.1";
+    int port = 8080;
+    size_t parallel = 16, queue = 64;
+    int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = 512, max_body_mb = 8;
+    bool quiet = false;
+    GenerationOptions generation;
+    RuntimeOptions runtime;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat/completions, completions, models) with continuous batching");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("--model-name", o->model_name, "The model id clients use and /v1/models lists (default: the folder's name)");
+  sub->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+  sub->add_option("--port", o->port, "Port (0: any free port; the chosen one is printed)")->capture_default_str();
+  sub->add_option("--parallel", o->parallel, "Most sequences in one forward pass")->capture_default_str();
+  sub->add_option("--queue", o->queue, "Most requests waiting for admission; more get 503")->capture_default_str();
+  sub->add_option("--ctx-size", o->ctx_size, "Context length per request (default: 4096, capped by the model's max_position_embeddings)");
+  sub->add_option("--kv-budget-mb", o->kv_budget_mb, "KV-cache memory in MiB (default: --parallel full contexts)");
+  sub->add_option("--prefill-chunk", o->prefill_chunk, "Most prompt tokens one forward pass takes")->capture_default_str();
+  sub->add_option("--max-body-mb", o->max_body_mb, "Largest request body in MiB; larger ones get 413")->capture_default_str();
+  sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr");
+  o->generation.add_to(sub);
+  o->runtime.add_to(sub, "f32");
+
+  return {sub, [o] {
+            if (o->parallel == 0) fail("--parallel: must be at least 1");
+            if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
+            if (o->kv_budget_mb < 0) fail("--kv-budget-mb: must be positive, got ", o->kv_budget_mb);
+            if (o->prefill_chunk <= 0) fail("--prefill-chunk: must be positive, got ", o->prefill_chunk);
+            if (o->max_body_mb <= 0) fail("--max-body-mb: must be positive, got ", o->max_body_mb);
+            if (o->port < 0 || o->port > 65535) fail("--port: must be 0..65535, got ", o->port);
+            // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
+            // (threads inherit the mask, so this comes before the kernels' pool starts)
+            // and taken by one waiting thread.
+            sigset_t stop_signals;
+            sigemptyset(&stop_signals);
+            sigaddset(&stop_signals, SIGINT);
+            sigaddset(&stop_signals, SIGTERM);
+            pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+            const std::string dir = resolve_model_dir(o->model);
+            const KVType kv = o->runtime.kv();
+            const auto backend = o->runtime.backend();
+            const Tokenizer tokenizer = Tokenizer::load(dir);
+            std::unique_ptr<ChatTemplate> chat_template;
+            try {
+              chat_template = std::make_unique<ChatTemplate>(ChatTemplate::from_checkpoint(dir));
+            } catch (const Error& e) {
+              std::fprintf(stderr, "glass serve: no chat template (%s); /v1/chat/completions will refuse requests\n", e.what());
+            }
+            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const ModelConfig& c = model.config();
+            const SamplingParams defaults = o->generation.resolve(dir);
+
+            const int64_t context = std::min<int64_t>(o->ctx_size > 0 ? o->ctx_size : 4096, c.max_position_embeddings);
+            const auto bytes_per_token = static_cast<int64_t>(2 * c.num_layers * c.kv_dim() * kv_type_size(kv));
+            const int64_t budget_bytes = o->kv_budget_mb > 0 ? o->kv_budget_mb << 20
+                                                             : static_cast<int64_t>(o->parallel) * context * bytes_per_token;
+            const int64_t block = KVCache::kDefaultBlockSize;
+            const int64_t capacity = budget_bytes / bytes_per_token / block * block;
+            if (capacity < block)
+              fail("--kv-budget-mb: ", o->kv_budget_mb, " MiB holds ", budget_bytes / bytes_per_token,
+                   " tokens; one block needs ", block, " (", format_bytes(static_cast<double>(block * bytes_per_token)), ")");
+            KVCache cache(c, kv, capacity);
+
+            server::SchedulerOptions sched;
+            sched.max_running = o->parallel;
+            sched.max_waiting = o->queue;
+            sched.prefill_chunk = o->prefill_chunk;
+            server::Scheduler scheduler(model, backend->kernels(), cache, tokenizer, context, sched);
+
+            server::ServedModel served;
+            served.id = o->model_name.empty() ? folder_name(dir) : o->model_name;
+            served.tokenizer = &tokenizer;
+            served.chat_template = chat_template.get();
+            served.defaults = defaults;
+            server::ServerOptions http;
+            http.host = o->host;
+            http.port = o->port;
+            http.max_body_bytes = static_cast<size_t>(o->max_body_mb) << 20;
+            http.log_requests = !o->quiet;
+
+            server::OpenAIServer server(scheduler, served, http);
+            const int port = server.bind();
+            std::fprintf(stderr,
+                         "glass serve: model \"%s\" (%s); context %lld tokens; KV cache %s (%lld tokens, %s); "
+                         "parallel %zu, queue %zu; %s\n",
+                         served.id.c_str(), dir.c_str(), static_cast<long long>(scheduler.context_length()),
+                         format_bytes(static_cast<double>(capacity * bytes_per_token)).c_str(),
+                         static_cast<long long>(capacity), kv_type_name(kv), o->parallel, o->queue,
+                         backend->description().c_str());
+            std::fprintf(stderr, "glass serve: listening on http://%s:%d\n", o->host.c_str(), port);
+            std::fflush(stderr);
+
+            std::thread signal_waiter([&] {
+              int signal = 0;
+              sigwait(&stop_signals, &signal);
+              server.stop();
+            });
+            server.listen();
+            // listen() may also return on its own (the socket failed): wake the waiter.
+            pthread_kill(signal_waiter.native_handle(), SIGTERM);
+            signal_waiter.join();
+            std::fprintf(stderr, "glass serve: stopped\n");
+            return 0;
+          }};
+}
+
+}  // namespace glass::cli

@@ -1,0 +1,305 @@
+#include "server/completion_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include "server/api_error.h"
+
+namespace glass::server {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+// "a string", "an integer", ... for messages.
+std::string a_type(const OJson& v) {
+  switch (v.type()) {
+    case OJson::value_t::null: return "null";
+    case OJson::value_t::object: return "an object";
+    case OJson::value_t::array: return "an array";
+    case OJson::value_t::string: return "a string";
+    case OJson::value_t::boolean: return "a boolean";
+    case OJson::value_t::number_integer:
+    case OJson::value_t::number_unsigned: return "an integer";
+    case OJson::value_t::number_float: return "a number";
+    default: return "an unknown type";
+  }
+}
+
+std::string number_text(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+ApiError wrong_type(const std::string& param, const std::string& expected, const OJson& got) {
+  return invalid_parameter(param, str_cat("'", param, "' must be ", expected, ", got ", a_type(got)), "invalid_type");
+}
+
+// The field, or nullptr when it is absent or null (OpenAI treats null as absent).
+const OJson* field(const OJson& body, const char* name) {
+  auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<bool> bool_field(const OJson& body, const char* name) {
+  const OJson* v = field(body, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) throw wrong_type(name, "a boolean", *v);
+  return v->get<bool>();
+}
+
+// A number in [lo, hi]; `lo_open` excludes lo.
+std::optional<double> number_field(const OJson& body, const char* name, double lo, double hi, bool lo_open = false) {
+  const OJson* v = field(body, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) throw wrong_type(name, "a number", *v);
+  const double x = v->get<double>();
+  const bool low_ok = lo_open ? x > lo : x >= lo;
+  if (!low_ok || !(x <= hi)) {
+    const std::string range = hi == std::numeric_limits<double>::infinity()
+                                  ? str_cat(lo_open ? "greater than " : "at least ", number_text(lo))
+                                  : str_cat("between ", number_text(lo), " and ", number_text(hi));
+    throw invalid_parameter(name, str_cat("'", name, "' must be ", range, ", got ", number_text(x)));
+  }
+  return x;
+}
+
+std::optional<int64_t> int_field(const OJson& body, const char* name, int64_t lo, int64_t hi) {
+  const OJson* v = field(body, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number_integer()) throw wrong_type(name, "an integer", *v);
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi))
+    throw invalid_parameter(name, str_cat("'", name, "' must be at most ", hi, ", got ", v->get<uint64_t>()));
+  const auto x = v->get<int64_t>();
+  if (x < lo || x > hi) {
+    const std::string range = hi == std::numeric_limits<int64_t>::max() ? str_cat("at least ", lo)
+                                                                         : str_cat("between ", lo, " and ", hi);
+    throw invalid_parameter(name, str_cat("'", name, "' must be ", range, ", got ", x));
+  }
+  return x;
+}
+
+std::vector<std::string> stop_field(const OJson& body) {
+  const OJson* v = field(body, "stop");
+  if (v == nullptr) return {};
+  std::vector<std::string> stops;
+  if (v->is_string()) {
+    stops.push_back(v->get<std::string>());
+  } else if (v->is_array()) {
+    if (v->size() > 4) throw invalid_parameter("stop", str_cat("'stop' takes at most 4 sequences, got ", v->size()));
+    for (const OJson& s : *v) {
+      if (!s.is_string()) throw wrong_type("stop", "a string or an array of strings", s);
+      stops.push_back(s.get<std::string>());
+    }
+  } else {
+    throw wrong_type("stop", "a string or an array of strings", *v);
+  }
+  for (const auto& s : stops)
+    if (s.empty()) throw invalid_parameter("stop", "'stop' sequences must not be empty");
+  return stops;
+}
+
+// A message's text: a string, or an array of {"type": "text", "text": ...} parts
+// (joined with newlines, as vLLM does).
+std::string content_text(const OJson& content, const std::string& param) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) throw wrong_type(param, "a string or an array of content parts", content);
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const OJson& part = content[i];
+    const std::string where = str_cat(param, "[", i, "]");
+    if (!part.is_object()) throw wrong_type(where, "a content part object", part);
+    const OJson* type = field(part, "type");
+    if (type == nullptr || !type->is_string()) throw invalid_parameter(where + ".type", "'" + where + ".type' must be a string");
+    if (type->get<std::string>() != "text")
+      throw invalid_parameter(where + ".type", str_cat("content parts of type '", type->get<std::string>(),
+                                                       "' are not supported; only 'text' is"));
+    const OJson* t = field(part, "text");
+    if (t == nullptr || !t->is_string()) throw invalid_parameter(where + ".text", "'" + where + ".text' must be a string");
+    if (i > 0) text += "\n";
+    text += t->get<std::string>();
+  }
+  return text;
+}
+
+OJson parse_messages(const OJson& body) {
+  const OJson* v = field(body, "messages");
+  if (v == nullptr) throw invalid_parameter("messages", "'messages' is required", "missing_required_parameter");
+  if (!v->is_array()) throw wrong_type("messages", "an array", *v);
+  if (v->empty()) throw invalid_parameter("messages", "'messages' must not be empty");
+  OJson messages = OJson::array();
+  for (size_t i = 0; i < v->size(); ++i) {
+    const OJson& m = (*v)[i];
+    const std::string where = str_cat("messages[", i, "]");
+    if (!m.is_object()) throw wrong_type(where, "an object", m);
+    const OJson* role = field(m, "role");
+    if (role == nullptr) throw invalid_parameter(where + ".role", "'" + where + ".role' is required", "missing_required_parameter");
+    if (!role->is_string()) throw wrong_type(where + ".role", "a string", *role);
+    std::string r = role->get<std::string>();
+    if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool")
+      throw invalid_parameter(where + ".role", str_cat("'", where, ".role' must be one of system, developer, user, ",
+                                                       "assistant, tool; got '", r, "'"));
+    if (r == "developer") r = "system";  // OpenAI's newer name for the system role
+    OJson out = m;
+    out["role"] = r;
+    const OJson* content = field(m, "content");
+    if (content == nullptr) {
+      // An assistant turn that only calls tools has no content.
+      if (!(r == "assistant" && field(m, "tool_calls") != nullptr))
+        throw invalid_parameter(where + ".content", "'" + where + ".content' is required", "missing_required_parameter");
+    } else {
+      out["content"] = content_text(*content, where + ".content");
+    }
+    messages.push_back(std::move(out));
+  }
+  return messages;
+}
+
+void parse_prompt(const OJson& body, CompletionRequest& r) {
+  const OJson* v = field(body, "prompt");
+  if (v == nullptr) throw invalid_parameter("prompt", "'prompt' is required", "missing_required_parameter");
+  const OJson* p = v;
+  // A list of one prompt is the same as the prompt; several would be several choices.
+  if (p->is_array() && !p->empty() && (p->front().is_string() || p->front().is_array())) {
+    if (p->size() != 1)
+      throw invalid_parameter("prompt", str_cat("'prompt' lists ", p->size(), " prompts; glass takes one per request"));
+    p = &p->front();
+  }
+  if (p->is_string()) {
+    r.prompt_text = p->get<std::string>();
+    return;
+  }
+  if (!p->is_array()) throw wrong_type("prompt", "a string or an array of token ids", *v);
+  for (const OJson& id : *p) {
+    if (!id.is_number_integer()) throw wrong_type("prompt", "a string or an array of token ids", id);
+    if (id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int32_t>::max())
+      throw invalid_parameter("prompt", str_cat("'prompt' token id ", id.get<int64_t>(), " is out of range"));
+    r.prompt_ids.push_back(id.get<int32_t>());
+  }
+}
+
+// Fields that ask for something glass does not do: refused rather than ignored.
+void refuse_unsupported(const OJson& body, Endpoint endpoint) {
+  if (auto n = int_field(body, "n", 1, 128); n && *n != 1)
+    throw invalid_parameter("n", str_cat("'n' must be 1: glass returns one choice per request, got ", *n), "unsupported_value");
+  if (const OJson* bias = field(body, "logit_bias")) {
+    if (!bias->is_object()) throw wrong_type("logit_bias", "an object", *bias);
+    if (!bias->empty()) throw invalid_parameter("logit_bias", "'logit_bias' is not supported", "unsupported_parameter");
+  }
+  if (endpoint == Endpoint::completions) {
+    if (bool_field(body, "echo").value_or(false))
+      throw invalid_parameter("echo", "'echo' is not supported", "unsupported_value");
+    if (auto best_of = int_field(body, "best_of", 1, 128); best_of && *best_of != 1)
+      throw invalid_parameter("best_of", "'best_of' must be 1", "unsupported_value");
+    if (const OJson* suffix = field(body, "suffix")) {
+      if (!suffix->is_string()) throw wrong_type("suffix", "a string", *suffix);
+      if (!suffix->get<std::string>().empty())
+        throw invalid_parameter("suffix", "'suffix' is not supported", "unsupported_parameter");
+    }
+  } else if (const OJson* format = field(body, "response_format")) {
+    if (!format->is_object()) throw wrong_type("response_format", "an object", *format);
+    const OJson* type = field(*format, "type");
+    if (type == nullptr || !type->is_string()) throw invalid_parameter("response_format.type", "'response_format.type' must be a string");
+    if (type->get<std::string>() != "text")
+      throw invalid_parameter("response_format.type", str_cat("response_format '", type->get<std::string>(),
+                                                               "' is not supported; only 'text' is"),
+                              "unsupported_value");
+  }
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(const std::string& text, Endpoint endpoint) {
+  OJson body;
+  try {
+    body = OJson::parse(text);
+  } catch (const OJson::parse_error& e) {
+    throw ApiError(400, str_cat("We could not parse the JSON body of your request: ", e.what()), "invalid_request_error",
+                   std::nullopt, "invalid_json");
+  }
+  if (!body.is_object())
+    throw ApiError(400, str_cat("The request body must be a JSON object, got ", a_type(body)), "invalid_request_error",
+                   std::nullopt, "invalid_json");
+
+  CompletionRequest r;
+  r.endpoint = endpoint;
+  const bool chat = endpoint == Endpoint::chat_completions;
+  if (const OJson* model = field(body, "model")) {
+    if (!model->is_string()) throw wrong_type("model", "a string", *model);
+    r.model = model->get<std::string>();
+  }
+  if (chat) {
+    r.messages = parse_messages(body);
+    r.tools = nullptr;
+    if (const OJson* tools = field(body, "tools")) {
+      if (!tools->is_array()) throw wrong_type("tools", "an array", *tools);
+      for (const OJson& t : *tools)
+        if (!t.is_object()) throw wrong_type("tools", "an array of objects", t);
+      if (!tools->empty()) r.tools = *tools;
+    }
+  } else {
+    parse_prompt(body, r);
+  }
+  refuse_unsupported(body, endpoint);
+
+  SamplingOverrides& s = r.sampling;
+  s.temperature = number_field(body, "temperature", 0, 2);
+  if (s.temperature) s.do_sample = *s.temperature > 0;
+  s.top_p = number_field(body, "top_p", 0, 1, /*lo_open=*/true);
+  s.presence_penalty = number_field(body, "presence_penalty", -2, 2);
+  s.frequency_penalty = number_field(body, "frequency_penalty", -2, 2);
+  s.min_p = number_field(body, "min_p", 0, 1);
+  s.repetition_penalty = number_field(body, "repetition_penalty", 0, std::numeric_limits<double>::infinity(), true);
+  // -1 is vLLM's "off"; 0 is glass's.
+  if (auto k = int_field(body, "top_k", -1, std::numeric_limits<int64_t>::max())) s.top_k = std::max<int64_t>(*k, 0);
+  if (const OJson* seed = field(body, "seed")) {
+    if (!seed->is_number_integer()) throw wrong_type("seed", "an integer", *seed);
+    if (!seed->is_number_unsigned() && seed->get<int64_t>() < 0)
+      throw invalid_parameter("seed", str_cat("'seed' must be a non-negative integer, got ", seed->get<int64_t>()));
+    s.seed = seed->get<uint64_t>();
+  }
+  // max_completion_tokens is the chat endpoint's newer name; it wins over max_tokens.
+  const auto max_tokens = int_field(body, "max_tokens", 1, std::numeric_limits<int64_t>::max());
+  const auto max_completion = chat ? int_field(body, "max_completion_tokens", 1, std::numeric_limits<int64_t>::max())
+                                   : std::nullopt;
+  s.max_new_tokens = max_completion ? max_completion : max_tokens;
+  if (!chat && !s.max_new_tokens) s.max_new_tokens = 16;
+  if (auto stops = stop_field(body); !stops.empty()) s.stop_strings = std::move(stops);
+  r.ignore_eos = bool_field(body, "ignore_eos").value_or(false);
+
+  r.stream = bool_field(body, "stream").value_or(false);
+  if (const OJson* options = field(body, "stream_options")) {
+    if (!options->is_object()) throw wrong_type("stream_options", "an object", *options);
+    if (!r.stream)
+      throw invalid_parameter("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    if (auto usage = bool_field(*options, "include_usage")) r.include_usage = *usage;
+  }
+  if (chat) {
+    r.logprobs = bool_field(body, "logprobs").value_or(false);
+    if (auto top = int_field(body, "top_logprobs", 0, 20)) {
+      if (!r.logprobs && *top > 0)
+        throw invalid_parameter("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+      r.top_logprobs = static_cast<size_t>(*top);
+    }
+  } else if (auto n = int_field(body, "logprobs", 0, 5)) {
+    r.logprobs = true;
+    r.top_logprobs = static_cast<size_t>(*n);
+  }
+  r.return_token_ids = bool_field(body, "return_token_ids").value_or(false);
+  return r;
+}
+
+SamplingParams resolve_sampling(const SamplingParams& defaults, const CompletionRequest& request) {
+  SamplingOverrides o = request.sampling;
+  if (request.ignore_eos) o.eos_token_ids = std::vector<int32_t>{};
+  SamplingParams params = apply_overrides(defaults, o);
+  try {
+    params.validate("request");
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "invalid_request_error");
+  }
+  return params;
+}
+
+}  // namespace glass::server

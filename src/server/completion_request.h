@@ -1,0 +1,56 @@
+// The body of POST /v1/chat/completions and /v1/completions, parsed and validated.
+// Every field is checked for type and range before anything runs; errors are
+// ApiError 400 naming the parameter. Fields glass does not use (user, metadata,
+// tool_choice, ...) are accepted and ignored; fields whose requested behaviour glass
+// does not have (n > 1, echo, logit_bias, a JSON response_format, ...) are refused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat/jinja_json.h"
+#include "sampling/sampling_params.h"
+
+namespace glass::server {
+
+enum class Endpoint { chat_completions, completions };
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::chat_completions;
+  std::optional<std::string> model;
+
+  // chat: the messages as the chat template takes them (text content parts joined,
+  // "developer" as "system") and the tools (null or an array).
+  jinja::OrderedJson messages;
+  jinja::OrderedJson tools;
+  // completions: the prompt as text, or as token ids.
+  std::optional<std::string> prompt_text;
+  std::vector<int32_t> prompt_ids;
+
+  // Request fields over the server's defaults. A temperature also sets do_sample
+  // (temperature 0: greedy). /v1/completions without max_tokens generates 16 tokens,
+  // as OpenAI's legacy endpoint does.
+  SamplingOverrides sampling;
+  bool ignore_eos = false;  // extension (vLLM's): keep generating past eos tokens
+
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  // chat: logprobs true with top_logprobs 0..20; completions: logprobs 0..5 (the count
+  // of alternatives, and logprobs on).
+  bool logprobs = false;
+  size_t top_logprobs = 0;
+  bool return_token_ids = false;  // extension: token_ids of the prompt and the choice
+};
+
+// Parses a request body. Throws ApiError 400: malformed JSON, a body that is not an
+// object, a field of the wrong type or out of range (param names it).
+CompletionRequest parse_completion_request(const std::string& body, Endpoint endpoint);
+
+// `defaults` (the checkpoint's generation_config.json with the server's flags) with the
+// request's fields applied. Throws ApiError 400 when the combination is invalid.
+SamplingParams resolve_sampling(const SamplingParams& defaults, const CompletionRequest& request);
+
+}  // namespace glass::server

@@ -1,0 +1,141 @@
+#include "server/openai_response.h"
+
+namespace glass::server {
+
+namespace {
+
+// Code points in UTF-8 text: the bytes that do not continue a character.
+int64_t code_points(std::string_view text) {
+  int64_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
+std::string dump_json(const OJson& j) { return j.dump(-1, ' ', false, OJson::error_handler_t::replace); }
+
+ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokenizer& tokenizer, std::string id,
+                                 int64_t created, std::string model, std::vector<int32_t> prompt)
+    : request_(request),
+      tokenizer_(tokenizer),
+      id_(std::move(id)),
+      created_(created),
+      model_(std::move(model)),
+      prompt_(std::move(prompt)) {}
+
+OJson ResponseBuilder::usage(const FinishedGeneration& f) const {
+  return {{"prompt_tokens", f.prompt_tokens},
+          {"completion_tokens", f.completion_tokens},
+          {"total_tokens", f.prompt_tokens + f.completion_tokens}};
+}
+
+OJson ResponseBuilder::token_entry(int32_t token, float logprob) const {
+  const std::string_view bytes = tokenizer_.token_bytes(token);
+  OJson byte_list = OJson::array();
+  for (unsigned char c : bytes) byte_list.push_back(static_cast<int>(c));
+  return {{"token", std::string(bytes)}, {"logprob", logprob}, {"bytes", std::move(byte_list)}};
+}
+
+OJson ResponseBuilder::logprobs(const std::vector<StreamedToken>& tokens) {
+  if (!request_.logprobs) return nullptr;
+  if (request_.endpoint == Endpoint::chat_completions) {
+    OJson content = OJson::array();
+    for (const StreamedToken& t : tokens) {
+      OJson entry = token_entry(t.token, t.logprob);
+      OJson top = OJson::array();
+      for (const TokenLogprob& alt : t.top) top.push_back(token_entry(alt.token, alt.logprob));
+      entry["top_logprobs"] = std::move(top);
+      content.push_back(std::move(entry));
+    }
+    return {{"content", std::move(content)}, {"refusal", nullptr}};
+  }
+  OJson names = OJson::array(), values = OJson::array(), tops = OJson::array(), offsets = OJson::array();
+  for (const StreamedToken& t : tokens) {
+    names.push_back(std::string(tokenizer_.token_bytes(t.token)));
+    values.push_back(t.logprob);
+    OJson top = OJson::object();
+    for (const TokenLogprob& alt : t.top) top[std::string(tokenizer_.token_bytes(alt.token))] = alt.logprob;
+    tops.push_back(std::move(top));
+    offsets.push_back(text_offset_);
+    text_offset_ += code_points(t.text);
+  }
+  return {{"tokens", std::move(names)}, {"token_logprobs", std::move(values)}, {"top_logprobs", std::move(tops)},
+          {"text_offset", std::move(offsets)}};
+}
+
+OJson ResponseBuilder::response(const std::vector<StreamedToken>& tokens, const FinishedGeneration& finished) {
+  std::string text;
+  std::vector<int32_t> ids;
+  for (const StreamedToken& t : tokens) {
+    text += t.text;
+    ids.push_back(t.token);
+  }
+  const bool chat = request_.endpoint == Endpoint::chat_completions;
+  OJson choice = {{"index", 0}};
+  if (chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
+  else choice["text"] = text;
+  choice["logprobs"] = logprobs(tokens);
+  choice["finish_reason"] = finished.finish.openai_name();
+  if (request_.return_token_ids) choice["token_ids"] = ids;
+  OJson r = {{"id", id_}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", created_}, {"model", model_}};
+  if (request_.return_token_ids) r["prompt_token_ids"] = prompt_;
+  r["choices"] = OJson::array({std::move(choice)});
+  r["usage"] = usage(finished);
+  r["system_fingerprint"] = nullptr;
+  return r;
+}
+
+OJson ResponseBuilder::chunk(OJson choice) const {
+  const bool chat = request_.endpoint == Endpoint::chat_completions;
+  OJson c = {{"id", id_}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created_},
+             {"model", model_}, {"system_fingerprint", nullptr}};
+  c["choices"] = OJson::array({std::move(choice)});
+  // With include_usage every chunk carries "usage": null until the last one.
+  if (request_.include_usage) c["usage"] = nullptr;
+  return c;
+}
+
+OJson ResponseBuilder::first_chunk() const {
+  OJson choice = {{"index", 0}};
+  if (request_.endpoint == Endpoint::chat_completions) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
+  else choice["text"] = "";
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = nullptr;
+  OJson c = chunk(std::move(choice));
+  if (request_.return_token_ids) c["prompt_token_ids"] = prompt_;
+  return c;
+}
+
+bool ResponseBuilder::wants_chunk(const StreamedToken& token) const {
+  return !token.text.empty() || request_.logprobs || request_.return_token_ids;
+}
+
+OJson ResponseBuilder::token_chunk(const StreamedToken& token) {
+  OJson choice = {{"index", 0}};
+  if (request_.endpoint == Endpoint::chat_completions) choice["delta"] = {{"content", token.text}};
+  else choice["text"] = token.text;
+  choice["logprobs"] = logprobs({token});
+  choice["finish_reason"] = nullptr;
+  if (request_.return_token_ids) choice["token_ids"] = OJson::array({token.token});
+  return chunk(std::move(choice));
+}
+
+OJson ResponseBuilder::finish_chunk(const FinishedGeneration& finished) const {
+  OJson choice = {{"index", 0}};
+  if (request_.endpoint == Endpoint::chat_completions) choice["delta"] = OJson::object();
+  else choice["text"] = "";
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finished.finish.openai_name();
+  return chunk(std::move(choice));
+}
+
+OJson ResponseBuilder::usage_chunk(const FinishedGeneration& finished) const {
+  const bool chat = request_.endpoint == Endpoint::chat_completions;
+  return {{"id", id_},           {"object", chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", created_}, {"model", model_},
+          {"system_fingerprint", nullptr}, {"choices", OJson::array()},
+          {"usage", usage(finished)}};
+}
+
+}  // namespace glass::server

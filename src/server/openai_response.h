@@ -1,0 +1,64 @@
+// Responses in OpenAI's formats: chat.completion / text_completion objects, and the
+// chunks of a stream (chat.completion.chunk with deltas, or text_completion pieces).
+//
+// Logprobs are the model's own distribution: the log-softmax of the raw logits, before
+// any penalty, temperature or truncation (as vLLM reports by default), so they do not
+// change with the sampling settings. Every generated token is listed, including a
+// final eos token and the tokens that made a stop string (their text is not in the
+// content), as vLLM does; usage.completion_tokens counts the same tokens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/completion_request.h"
+#include "server/scheduler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace glass::server {
+
+using OJson = nlohmann::ordered_json;
+
+// JSON text, with bytes that are not UTF-8 (a token that is part of a character)
+// replaced by U+FFFD.
+std::string dump_json(const OJson& j);
+
+// One request's response, whole or as a stream of chunks. Keeps what the completions
+// logprobs format needs across chunks (the text offset).
+class ResponseBuilder {
+ public:
+  ResponseBuilder(const CompletionRequest& request, const Tokenizer& tokenizer, std::string id, int64_t created,
+                  std::string model, std::vector<int32_t> prompt);
+
+  // The whole response of a non-streamed request.
+  OJson response(const std::vector<StreamedToken>& tokens, const FinishedGeneration& finished);
+
+  // Streams: the first chunk (chat: the assistant role), one per token, the last one
+  // with the finish reason, then the usage chunk (when stream_options.include_usage).
+  OJson first_chunk() const;
+  // Whether `token` makes a chunk: text, or logprobs / token ids that were asked for.
+  bool wants_chunk(const StreamedToken& token) const;
+  OJson token_chunk(const StreamedToken& token);
+  OJson finish_chunk(const FinishedGeneration& finished) const;
+  OJson usage_chunk(const FinishedGeneration& finished) const;
+
+ private:
+  OJson chunk(OJson choice) const;
+  OJson usage(const FinishedGeneration& finished) const;
+  // chat: {"content": [entries]}; completions: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
+  OJson logprobs(const std::vector<StreamedToken>& tokens);
+  OJson token_entry(int32_t token, float logprob) const;
+
+  const CompletionRequest& request_;
+  const Tokenizer& tokenizer_;
+  std::string id_;
+  int64_t created_;
+  std::string model_;
+  std::vector<int32_t> prompt_;
+  int64_t text_offset_ = 0;  // completions logprobs: bytes of token text so far
+};
+
+}  // namespace glass::server

@@ -1,0 +1,281 @@
+#include "server/openai_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <random>
+
+#include "runtime/chat_prompt.h"
+#include "server/api_error.h"
+#include "server/completion_request.h"
+#include "server/openai_response.h"
+
+namespace glass::server {
+
+namespace {
+
+// How long a stream may stay silent before it sends an SSE comment (which also tells
+// whether the client is still there).
+constexpr std::chrono::milliseconds kHeartbeat{1000};
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status();
+  res.set_content(dump_json(e.body()), "application/json");
+}
+
+std::string sse(const OJson& j) { return "data: " + dump_json(j) + "\n\n"; }
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+struct OpenAIServer::Impl {
+  Scheduler& scheduler;
+  ServedModel model;
+  ServerOptions options;
+  httplib::Server http;
+  int64_t started_at = std::time(nullptr);
+  uint64_t id_prefix = std::random_device{}();
+  std::atomic<uint64_t> next_id{0};
+
+  Impl(Scheduler& s, ServedModel m, ServerOptions o) : scheduler(s), model(std::move(m)), options(std::move(o)) {
+    if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
+    const SchedulerStats st = scheduler.stats();
+    const size_t threads = options.http_threads > 0 ? options.http_threads : st.max_running + st.max_waiting + 8;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    http.set_payload_max_length(options.max_body_bytes);
+    http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
+    routes();
+  }
+
+  void log(const std::string& line) const {
+    if (options.log_requests) std::fprintf(stderr, "glass serve: %s\n", line.c_str());
+  }
+
+  std::string new_id(Endpoint endpoint) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%s-%08llx%016llx", endpoint == Endpoint::chat_completions ? "chatcmpl" : "cmpl",
+                  static_cast<unsigned long long>(id_prefix & 0xffffffffu),
+                  static_cast<unsigned long long>(next_id.fetch_add(1)));
+    return buf;
+  }
+
+  OJson model_json() const {
+    return {{"id", model.id}, {"object", "model"}, {"created", started_at}, {"owned_by", "glass"},
+            {"max_model_len", scheduler.context_length()}};
+  }
+
+  void routes() {
+    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      const SchedulerStats s = scheduler.stats();
+      const OJson j = {{"status", "ok"},
+                       {"model", model.id},
+                       {"context_length", scheduler.context_length()},
+                       {"running", s.running},
+                       {"waiting", s.waiting},
+                       {"max_running", s.max_running},
+                       {"max_waiting", s.max_waiting},
+                       {"peak_running", s.peak_running},
+                       {"kv_blocks_total", s.kv_blocks_total},
+                       {"kv_blocks_free", s.kv_blocks_free},
+                       {"kv_blocks_reserved", s.kv_blocks_reserved},
+                       {"forward_passes", s.forward_passes},
+                       {"completed", s.completed},
+                       {"cancelled", s.cancelled},
+                       {"rejected", s.rejected}};
+      res.set_content(dump_json(j), "application/json");
+    });
+    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dump_json({{"object", "list"}, {"data", OJson::array({model_json()})}}), "application/json");
+    });
+    http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.matches[1] != model.id)
+        return send_error(res, not_found(str_cat("The model '", req.matches[1].str(), "' does not exist; this server serves '",
+                                                 model.id, "'"),
+                                         "model", "model_not_found"));
+      res.set_content(dump_json(model_json()), "application/json");
+    });
+    http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      complete(req, res, Endpoint::chat_completions);
+    });
+    http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      complete(req, res, Endpoint::completions);
+    });
+
+    // Statuses httplib sets itself (no route, body too large, unreadable request) get
+    // OpenAI-style bodies too; responses that already have one keep it.
+    http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      ApiError e = res.status == 404 ? not_found(str_cat("Unknown route: ", req.method, " ", req.path), std::nullopt, "unknown_url")
+                   : res.status == 413
+                       ? ApiError(413, str_cat("The request body is larger than this server accepts (",
+                                               options.max_body_bytes, " bytes)"),
+                                  "invalid_request_error", std::nullopt, "request_too_large")
+                       : ApiError(res.status, str_cat("The HTTP request could not be handled (status ", res.status, ")"),
+                                  res.status >= 500 ? "server_error" : "invalid_request_error");
+      log(str_cat(req.method, " ", req.path, " ", res.status, ": ", e.what()));
+      res.set_content(dump_json(e.body()), "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+    http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+      std::string what = "unknown exception";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      log(str_cat(req.method, " ", req.path, " 500: ", what));
+      send_error(res, ApiError(500, str_cat("internal error: ", what), "server_error"));
+    });
+  }
+
+  // The prompt's ids, or ApiError 400.
+  std::vector<int32_t> prompt_ids(const CompletionRequest& r) const {
+    const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
+    std::vector<int32_t> ids;
+    if (r.endpoint == Endpoint::chat_completions) {
+      if (model.chat_template == nullptr)
+        throw invalid_parameter("messages", "this checkpoint has no chat template; use /v1/completions");
+      try {
+        ids = encode_chat(*model.chat_template, *model.tokenizer, r.messages, r.tools).ids;
+      } catch (const Error& e) {
+        throw invalid_parameter("messages", str_cat("the chat template refused the messages: ", e.what()));
+      }
+    } else if (r.prompt_text) {
+      ids = model.tokenizer->encode(*r.prompt_text);
+    } else {
+      ids = r.prompt_ids;
+      const auto vocab = static_cast<int64_t>(model.tokenizer->vocab_size());
+      for (int32_t id : ids)
+        if (id >= vocab) throw invalid_parameter("prompt", str_cat("token id ", id, " is outside the vocabulary of ", vocab));
+    }
+    if (ids.empty()) throw invalid_parameter(param, str_cat("'", param, "' is empty: there is nothing to continue"));
+    const int64_t context = scheduler.context_length();
+    if (static_cast<int64_t>(ids.size()) >= context)
+      throw invalid_parameter(param,
+                              str_cat("This model's maximum context length is ", context, " tokens; the ", param, " take ",
+                                      ids.size(), " tokens, which leaves no room for a completion"),
+                              "context_length_exceeded");
+    return ids;
+  }
+
+  void complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string route = str_cat(req.method, " ", req.path);
+    std::shared_ptr<CompletionRequest> request;
+    std::shared_ptr<GenerationStream> stream;
+    std::vector<int32_t> prompt;
+    try {
+      request = std::make_shared<CompletionRequest>(parse_completion_request(req.body, endpoint));
+      if (request->model && *request->model != model.id)
+        throw not_found(str_cat("The model '", *request->model, "' does not exist; this server serves '", model.id, "'"),
+                        "model", "model_not_found");
+      prompt = prompt_ids(*request);
+      SchedulerRequest sr;
+      sr.generation = {prompt, resolve_sampling(model.defaults, *request), 0, true};
+      sr.logprobs = request->logprobs;
+      sr.top_logprobs = request->top_logprobs;
+      try {
+        stream = scheduler.submit(std::move(sr));
+      } catch (const Unavailable& e) {
+        throw ApiError(503, e.what(), "server_error", std::nullopt, "server_busy");
+      } catch (const Error& e) {
+        throw ApiError(400, e.what(), "invalid_request_error");
+      }
+    } catch (const ApiError& e) {
+      log(str_cat(route, " ", e.status(), ": ", e.what()));
+      return send_error(res, e);
+    }
+
+    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, new_id(endpoint), std::time(nullptr),
+                                                     model.id, prompt);
+    if (!request->stream) {
+      GenerationStream::Update all = stream->wait_all();
+      if (all.error) {
+        log(str_cat(route, " 500: ", *all.error));
+        return send_error(res, ApiError(500, *all.error, "server_error"));
+      }
+      res.set_content(dump_json(builder->response(all.tokens, *all.finished)), "application/json");
+      log(str_cat(route, " 200: prompt ", prompt.size(), " + ", all.finished->completion_tokens, " tokens, ",
+                  all.finished->finish.name(), ", ", seconds_since(start), " s"));
+      return;
+    }
+
+    struct StreamState {
+      bool started = false;
+      bool ended = false;
+      std::string outcome = "client disconnected";
+    };
+    auto state = std::make_shared<StreamState>();
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [state, stream, request, builder](size_t, httplib::DataSink& sink) {
+          std::string out;
+          if (!state->started) {
+            out = sse(builder->first_chunk());
+            state->started = true;
+          }
+          GenerationStream::Update u;
+          if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
+            out = ": keep-alive\n\n";
+          for (const StreamedToken& t : u.tokens)
+            if (builder->wants_chunk(t)) out += sse(builder->token_chunk(t));
+          if (u.error) {
+            out += sse(ApiError(500, *u.error, "server_error").body());
+            state->outcome = "error: " + *u.error;
+          } else if (u.finished) {
+            out += sse(builder->finish_chunk(*u.finished));
+            if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
+            state->outcome = str_cat(u.finished->completion_tokens, " tokens, ", u.finished->finish.name());
+          }
+          if (u.ended()) {
+            out += "data: [DONE]\n\n";
+            state->ended = true;
+          }
+          // Nothing printable yet (a token held back): write nothing, since an empty
+          // write would end the chunked body.
+          if (out.empty()) return true;
+          // A failed write means the client is gone; returning false ends the response
+          // and the releaser below cancels the generation.
+          if (!sink.write(out.data(), out.size())) return false;
+          if (state->ended) sink.done();
+          return true;
+        },
+        [this, state, stream, route, start, n = prompt.size()](bool) {
+          if (!state->ended) scheduler.cancel(*stream);
+          log(str_cat(route, " 200 (stream): prompt ", n, " tokens, ", state->outcome, ", ", seconds_since(start), " s"));
+        });
+  }
+};
+
+OpenAIServer::OpenAIServer(Scheduler& scheduler, ServedModel model, ServerOptions options)
+    : impl_(std::make_unique<Impl>(scheduler, std::move(model), std::move(options))) {}
+
+OpenAIServer::~OpenAIServer() = default;
+
+int OpenAIServer::bind() {
+  const ServerOptions& o = impl_->options;
+  if (o.port == 0) {
+    const int port = impl_->http.bind_to_any_port(o.host);
+    if (port < 0) fail("cannot listen on ", o.host, ": no free port");
+    return port;
+  }
+  if (!impl_->http.bind_to_port(o.host, o.port)) fail("cannot listen on ", o.host, ":", o.port, " (in use, or not an address here)");
+  return o.port;
+}
+
+void OpenAIServer::listen() { impl_->http.listen_after_bind(); }
+
+void OpenAIServer::stop() {
+  impl_->scheduler.stop();
+  impl_->http.stop();
+}
+
+}  // namespace glass::server

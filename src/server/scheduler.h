@@ -1,0 +1,186 @@
+// Continuous batching for the server. One thread owns the model, kernels, KV cache and
+// Generator; HTTP handler threads submit requests and read what each produces from its
+// own GenerationStream.
+//
+// Between two forward passes the scheduler thread drops cancelled requests, admits
+// waiting ones and then runs Generator::step(), so sequences at different positions
+// (some prefilling, most decoding) share every pass. A request is admitted when
+//   - fewer than `max_running` sequences run, and
+//   - its worst case fits the KV cache: blocks for min(context, prompt + max_tokens)
+//     positions, added to the worst cases of those already running, is at most the
+//     cache's blocks.
+// So a forward pass never finds the cache full and nothing is ever preempted; the cost
+// is that a request without max_tokens reserves a whole context. Admission is first in,
+// first out: a large request at the head is not overtaken by smaller ones behind it.
+// Requests that cannot start wait in a queue of at most `max_waiting`; past that,
+// submit() refuses them (HTTP 503). A finished or cancelled request's blocks are free
+// before the next pass.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "runtime/generator.h"
+
+namespace glass::server {
+
+struct TokenLogprob {
+  int32_t token = -1;
+  float logprob = 0;
+};
+
+// One generated token as a handler sees it.
+struct StreamedToken {
+  int32_t token = -1;
+  std::string text;  // newly printable text (may be empty)
+  // When logprobs were asked for: the model's log-softmax of the chosen token, and the
+  // best `top_logprobs` alternatives, best first.
+  float logprob = 0;
+  std::vector<TokenLogprob> top;
+};
+
+struct FinishedGeneration {
+  FinishReason finish;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  uint64_t seed = 0;
+};
+
+// What one request produced, handed from the scheduler thread to its handler.
+class GenerationStream {
+ public:
+  struct Update {
+    std::vector<StreamedToken> tokens;
+    std::optional<FinishedGeneration> finished;
+    std::optional<std::string> error;  // the generation failed (or the server stops)
+    bool ended() const { return finished.has_value() || error.has_value(); }
+  };
+
+  // Waits until something new arrives or `timeout` passes, then moves all of it into
+  // `out` (appending tokens). Returns false when nothing arrived.
+  bool next(Update& out, std::chrono::milliseconds timeout);
+  // Waits for the end; all tokens, then the finish or the error.
+  Update wait_all();
+
+  bool cancelled() const;
+
+ private:
+  friend class Scheduler;
+  void push(StreamedToken token);
+  void end(FinishedGeneration finished);
+  void end_with_error(std::string message);
+
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  Update pending_;
+  bool cancelled_ = false;  // set through Scheduler::cancel
+};
+
+struct SchedulerOptions {
+  size_t max_running = 16;  // sequences in one forward pass (--parallel)
+  size_t max_waiting = 64;  // requests waiting for admission (--queue)
+  int64_t prefill_chunk = 512;
+};
+
+struct SchedulerRequest {
+  GenerationRequest generation;  // show_top is set from top_logprobs
+  bool logprobs = false;
+  size_t top_logprobs = 0;
+};
+
+struct SchedulerStats {
+  size_t running = 0;
+  size_t waiting = 0;
+  size_t max_running = 0;
+  size_t max_waiting = 0;
+  size_t peak_running = 0;  // most sequences in one forward pass so far
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_free = 0;      // not holding any position now
+  int64_t kv_blocks_reserved = 0;  // promised to running requests (their worst cases)
+  int64_t forward_passes = 0;
+  int64_t completed = 0;
+  int64_t cancelled = 0;
+  int64_t rejected = 0;  // refused because the queue was full
+};
+
+// Thrown by submit() when the request cannot be taken now: the wait queue is full, or
+// the scheduler is stopping (HTTP 503).
+class Unavailable : public Error {
+ public:
+  using Error::Error;
+};
+
+class Scheduler {
+ public:
+  // `context_length` is capped by the model's max_position_embeddings and by the
+  // cache's capacity, so that every valid request can be admitted alone.
+  Scheduler(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+            int64_t context_length, SchedulerOptions options);
+  // Calls stop().
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  int64_t context_length() const { return context_length_; }
+
+  // Checks the request (glass::Error: invalid parameters, a prompt that does not fit
+  // the context), then starts it or queues it. Throws Unavailable when it would have
+  // to wait and max_waiting requests already do, or after stop().
+  std::shared_ptr<GenerationStream> submit(SchedulerRequest request);
+  // Stops a request (its client went away): it leaves the queue or the batch before
+  // the next pass and its KV blocks are freed. Idempotent; a finished one is left alone.
+  void cancel(GenerationStream& stream);
+
+  SchedulerStats stats() const;
+
+  // Ends every running and waiting request with an error, refuses new ones and stops
+  // the thread. Idempotent; safe from any thread.
+  void stop();
+
+ private:
+  struct Entry {
+    SchedulerRequest request;
+    std::shared_ptr<GenerationStream> stream;
+    int64_t blocks = 0;  // worst case
+    int handle = -1;     // in the Generator, once started
+  };
+
+  bool fits_locked(const Entry& e) const;
+  void admit_locked();
+  void run();
+  StreamedToken to_streamed(const Entry& e, const GenerationEvent& event) const;
+
+  const Qwen2Model& model_;
+  Kernels& kernels_;
+  KVCache& cache_;
+  const Tokenizer& tokenizer_;
+  const int64_t context_length_;
+  const SchedulerOptions options_;
+  // Used by the scheduler thread only, but for validate(), which reads only what its
+  // constructor set and so is safe from submitting threads.
+  Generator generator_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::deque<Entry> waiting_;
+  std::vector<Entry> starting_;  // admitted, not yet added to the Generator
+  size_t running_ = 0;           // starting_ plus those in the Generator
+  int64_t reserved_blocks_ = 0;
+  SchedulerStats counters_;      // the cumulative fields
+  int64_t free_blocks_ = 0;      // cache_.free_blocks() after the last pass
+
+  std::once_flag stop_once_;
+  std::thread thread_;
+};
+
+}  // namespace glass::server

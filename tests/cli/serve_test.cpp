@@ -1,0 +1,47 @@
+// glass serve's command line; the server itself is tested in tests/server.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+using test::run_glass;
+
+TEST(ServeCli, RefusesBadOptionsBeforeLoading) {
+  auto r = run_glass("serve --parallel 0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--parallel"), std::string::npos) << r.err;
+  r = run_glass("serve --port 70000");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--port"), std::string::npos) << r.err;
+  r = run_glass("serve --prefill-chunk 0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--prefill-chunk"), std::string::npos) << r.err;
+  r = run_glass("serve -m /nonexistent/model");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/model"), std::string::npos) << r.err;
+}
+
+TEST(ServeCli, HelpNamesTheOptions) {
+  const auto r = run_glass("serve --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* option : {"--host", "--port", "--parallel", "--queue", "--ctx-size", "--kv-budget-mb", "--model-name"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+}
+
+TEST(ServeCli, StartsAndStopsOnSigterm) {
+  test::TempDir tmp;
+  // Start on a free port, wait for the line that names it, then SIGTERM: exit status 0.
+  const std::string err = tmp.file("err");
+  const auto r = test::run_command(
+      test::shell_quote(test::glass_binary()) + " serve --port 0 --quiet 2>" + test::shell_quote(err) + " & pid=$!; " +
+      "for i in $(seq 100); do grep -q 'listening on http://127.0.0.1:' " + test::shell_quote(err) +
+      " && break; sleep 0.1; done; kill -TERM $pid; wait $pid; echo \"exit $?\"; cat " + test::shell_quote(err));
+  EXPECT_NE(r.out.find("listening on http://127.0.0.1:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("glass serve: stopped"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace glass

@@ -1,0 +1,96 @@
+// An in-process glass server on a free loopback port, and small HTTP clients for
+// tests: cpp-httplib's, and a raw socket one for what a well-behaved client never does
+// (hang up mid-stream).
+#pragma once
+
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.h"
+#include "kernels/backend.h"
+#include "model/kv_cache.h"
+#include "model/qwen2_model.h"
+#include "server/openai_server.h"
+#include "server/scheduler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace glass::test {
+
+using OJson = nlohmann::ordered_json;
+
+struct TestServerOptions {
+  size_t parallel = 16;
+  size_t queue = 64;
+  int64_t context = 512;
+  int64_t kv_tokens = 0;  // 0: parallel full contexts
+  size_t max_body_bytes = size_t{1} << 20;
+  std::string model_name = "test-model";
+  bool log_requests = false;
+};
+
+// Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json
+// gives, plus the eos ids of config.json.
+SamplingParams default_sampling();
+
+class TestServer {
+ public:
+  TestServer(const std::string& model_dir, TestServerOptions options = {});
+  ~TestServer();
+
+  int port() const { return port_; }
+  httplib::Client client() const;
+  server::SchedulerStats stats() const { return scheduler_->stats(); }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const ChatTemplate& chat_template() const { return *chat_template_; }
+  const Qwen2Model& model() const { return *model_; }
+  Kernels& kernels() { return backend_->kernels(); }
+  int64_t context_length() const { return scheduler_->context_length(); }
+
+ private:
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<ChatTemplate> chat_template_;
+  std::unique_ptr<Qwen2Model> model_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<KVCache> cache_;
+  std::unique_ptr<server::Scheduler> scheduler_;
+  std::unique_ptr<server::OpenAIServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+struct HttpReply {
+  int status = 0;  // 0: no response
+  std::string body;
+  OJson json() const;
+};
+HttpReply post_json(const TestServer& server, const std::string& path, const std::string& body);
+HttpReply get(const TestServer& server, const std::string& path);
+
+// The `data:` payloads of a server-sent-event stream, in order ("[DONE]" included).
+std::vector<std::string> sse_data(const std::string& body);
+
+// A raw HTTP/1.1 connection to 127.0.0.1:port.
+class RawConnection {
+ public:
+  explicit RawConnection(int port);
+  ~RawConnection();
+  void send_all(const std::string& bytes);
+  // POST with a JSON body.
+  void post(const std::string& path, const std::string& body);
+  // Reads until `needle` has arrived (or the peer closes / `timeout_ms` passes); returns
+  // everything read so far.
+  std::string read_until(const std::string& needle, int timeout_ms = 10000);
+  void close();
+
+ private:
+  int fd_ = -1;
+  std::string received_;
+};
+
+}  // namespace glass::test
