@@ -26,6 +26,12 @@ struct Weights {
       quantize_row(t, row.data(), cols, bytes.data() + r * rb);
     }
     w = {t, bytes.data(), rows, cols, rb};
+    if (is_block_quantized(t) && rows >= kInterleaveRows) {  // as the model loads them
+      std::vector<std::byte> row_major = std::move(bytes);
+      const WeightMatrix source{t, row_major.data(), rows, cols, rb};
+      bytes.resize(row_major.size());
+      w = interleave_rows(source, bytes.data());
+    }
   }
 };
 

@@ -30,6 +30,7 @@ namespace glass::simd {
 // Activations for the int8 kernels: one block per 32 values.
 struct ActBlock {
   float scale;
+  int32_t sum;  // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
   int8_t q[32];
 };
 }  // namespace glass::simd
@@ -94,7 +95,12 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
           const float d = amax / 127.0f;
           const float id = d != 0 ? 1.0f / d : 0.0f;
           blocks[b].scale = d;
-          for (int j = 0; j < 32; ++j) blocks[b].q[j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
+          int32_t sum = 0;
+          for (int j = 0; j < 32; ++j) {
+            blocks[b].q[j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
+            sum += blocks[b].q[j];
+          }
+          blocks[b].sum = sum;
         }
         break;
       }
@@ -280,6 +286,140 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
 #endif
 }
 
+// ---------------------------------------------------------------- interleaved int8 groups
+
+#if GLASS_X86_INT8
+HWY_INLINE __m256i Broadcast4Bytes(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+#endif
+
+// The 8 rows of interleaved group g against T tokens; y and bias point at the group's
+// first row. The 32-bit lanes of every product are the 8 rows, so a block's exact int32
+// dots need no horizontal sum and its 8 scales are one vector. Each output is summed
+// block by block in the same order whatever T is.
+template <WeightType Type, int T>
+HWY_INLINE void GroupInt8(const WeightMatrix& w, int64_t g, const ActBlock* x, int64_t xstride_blocks,
+                          const float* bias, float* y, int64_t ystride) {
+  const int64_t nb = w.cols / kQuantBlock;
+#if GLASS_X86_INT8
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* block = w.group_block(g, b);
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block)));
+    const std::byte* q = block + 2 * kInterleaveRows;
+    __m256i dot[T];
+    if constexpr (Type == WeightType::Q8_0) {
+      for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
+      for (int s = 0; s < 8; ++s) {
+        const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s));
+        const __m256i wabs = _mm256_sign_epi8(wq, wq);
+        for (int t = 0; t < T; ++t) {
+          const __m256i xs = _mm256_sign_epi8(Broadcast4Bytes(x[t * xstride_blocks + b].q + 4 * s), wq);
+          dot[t] = _mm256_add_epi32(dot[t], _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, xs), ones));
+        }
+      }
+    } else {
+      // Nibbles are 0..15, so the pair sums (at most 2 * 15 * 127) of all 8 slices fit in
+      // int16 and the widening happens once per block.
+      __m256i sum16[T];
+      for (int t = 0; t < T; ++t) sum16[t] = _mm256_setzero_si256();
+      const __m256i low = _mm256_set1_epi8(0x0f);
+      for (int i = 0; i < 4; ++i) {
+        const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * i));
+        const __m256i lo = _mm256_and_si256(packed, low);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low);
+        for (int t = 0; t < T; ++t) {
+          const int8_t* xq = x[t * xstride_blocks + b].q + 8 * i;
+          sum16[t] = _mm256_add_epi16(sum16[t], _mm256_maddubs_epi16(lo, Broadcast4Bytes(xq)));
+          sum16[t] = _mm256_add_epi16(sum16[t], _mm256_maddubs_epi16(hi, Broadcast4Bytes(xq + 4)));
+        }
+      }
+      for (int t = 0; t < T; ++t)
+        dot[t] = _mm256_sub_epi32(_mm256_madd_epi16(sum16[t], ones),
+                                  _mm256_set1_epi32(8 * x[t * xstride_blocks + b].sum));
+    }
+    for (int t = 0; t < T; ++t)
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]),
+                               _mm256_mul_ps(dw, _mm256_set1_ps(x[t * xstride_blocks + b].scale)), acc[t]);
+  }
+  const __m256 vbias = bias != nullptr ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ystride, _mm256_add_ps(acc[t], vbias));
+#else
+  float acc[T][kInterleaveRows] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* block = w.group_block(g, b);
+    const auto* q = reinterpret_cast<const uint8_t*>(block + 2 * kInterleaveRows);
+    for (int r = 0; r < kInterleaveRows; ++r) {
+      uint16_t scale;
+      std::memcpy(&scale, block + 2 * r, 2);
+      const float dw = f16_to_f32(scale);
+      for (int t = 0; t < T; ++t) {
+        const ActBlock& xb = x[t * xstride_blocks + b];
+        int32_t dot = 0;
+        for (int k = 0; k < 32; ++k) {
+          int32_t wk;
+          if constexpr (Type == WeightType::Q8_0) {
+            wk = static_cast<int8_t>(q[(k / 4) * 32 + 4 * r + k % 4]);
+          } else {
+            const uint8_t byte = q[(k / 8) * 32 + 4 * r + k % 4];
+            wk = ((k % 8) < 4 ? (byte & 0x0f) : (byte >> 4)) - 8;
+          }
+          dot += wk * xb.q[k];
+        }
+        acc[t][r] += static_cast<float>(dot) * (dw * xb.scale);
+      }
+    }
+  }
+  for (int t = 0; t < T; ++t)
+    for (int r = 0; r < kInterleaveRows; ++r) y[t * ystride + r] = acc[t][r] + (bias != nullptr ? bias[r] : 0.0f);
+#endif
+}
+
+// Tokens [t0, t0 + count), count <= 4, for group g; rows of the group outside
+// [lo, hi) are computed but not stored.
+template <WeightType Type>
+HWY_INLINE void GroupTokens(const WeightMatrix& w, int64_t g, int64_t lo, int64_t hi, const ActBlock* x,
+                            int64_t xstride_blocks, int64_t count, const float* bias, float* y) {
+  const int64_t first = g * kInterleaveRows;
+  const float* gbias = bias != nullptr ? bias + first : nullptr;
+  const bool whole = lo == first && hi == first + kInterleaveRows;
+  float partial[4 * kInterleaveRows];
+  float* out = whole ? y + first : partial;
+  const int64_t stride = whole ? w.rows : kInterleaveRows;
+  switch (count) {
+    case 1: GroupInt8<Type, 1>(w, g, x, xstride_blocks, gbias, out, stride); break;
+    case 2: GroupInt8<Type, 2>(w, g, x, xstride_blocks, gbias, out, stride); break;
+    case 3: GroupInt8<Type, 3>(w, g, x, xstride_blocks, gbias, out, stride); break;
+    default: GroupInt8<Type, 4>(w, g, x, xstride_blocks, gbias, out, stride); break;
+  }
+  if (!whole)
+    for (int64_t t = 0; t < count; ++t)
+      for (int64_t r = lo; r < hi; ++r) y[t * w.rows + r] = partial[t * kInterleaveRows + (r - first)];
+}
+
+// Rows [row_begin, row_end) inside the interleaved groups, all n tokens: token blocks
+// whose activations stay in L2 while the group's weights stream past, 4 tokens a tile.
+template <WeightType Type>
+HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_t xstride_blocks, int64_t n,
+                                int64_t row_begin, int64_t row_end, const float* bias, float* y) {
+  const int64_t block = std::max<int64_t>(4, (256 << 10) / (xstride_blocks * static_cast<int64_t>(sizeof(ActBlock))) / 4 * 4);
+  for (int64_t t0 = 0; t0 < n; t0 += block) {
+    const int64_t t1 = std::min(n, t0 + block);
+    for (int64_t g = row_begin / kInterleaveRows; g * kInterleaveRows < row_end; ++g) {
+      const int64_t lo = std::max(row_begin, g * kInterleaveRows);
+      const int64_t hi = std::min(row_end, (g + 1) * kInterleaveRows);
+      for (int64_t t = t0; t < t1; t += 4)
+        GroupTokens<Type>(w, g, lo, hi, x + t * xstride_blocks, xstride_blocks, std::min<int64_t>(4, t1 - t), bias,
+                          y + t * w.rows);
+    }
+  }
+}
+
 // ---------------------------------------------------------------- matmul driver
 
 template <int R, int T>
@@ -318,6 +458,15 @@ HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_e
 void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y) {
   const size_t prow = PreparedRowBytes(w.type, w.cols);
+  if (row_begin < w.interleaved_rows()) {
+    const int64_t end = std::min(row_end, w.interleaved_rows());
+    const auto* x = reinterpret_cast<const ActBlock*>(prepared);
+    const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
+    if (w.type == WeightType::Q8_0) InterleavedRows<WeightType::Q8_0>(w, x, xstride, n, row_begin, end, bias, y);
+    else InterleavedRows<WeightType::Q4_0>(w, x, xstride, n, row_begin, end, bias, y);
+    row_begin = end;
+    if (row_begin >= row_end) return;
+  }
   if (n == 1) {  // decode: memory-bound, many rows in flight
     RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y);
     return;

@@ -44,7 +44,73 @@ size_t weight_row_bytes(WeightType t, int64_t cols) {
   return 0;
 }
 
+namespace {
+
+// Row r (r < w.interleaved_rows()) of an interleaved matrix, block by block.
+void dequantize_interleaved_row(const WeightMatrix& w, int64_t r, float* out) {
+  const int64_t g = r / kInterleaveRows, i = r % kInterleaveRows;
+  for (int64_t b = 0; b < w.cols / kQuantBlock; ++b) {
+    const std::byte* block = w.group_block(g, b);
+    uint16_t scale;
+    std::memcpy(&scale, block + 2 * i, 2);
+    const float d = f16_to_f32(scale);
+    const auto* q = reinterpret_cast<const uint8_t*>(block + 2 * kInterleaveRows);
+    float* o = out + b * kQuantBlock;
+    for (int k = 0; k < 32; ++k) {
+      if (w.type == WeightType::Q8_0) {
+        o[k] = static_cast<float>(static_cast<int8_t>(q[(k / 4) * 32 + 4 * i + k % 4])) * d;
+      } else {
+        const uint8_t byte = q[(k / 8) * 32 + 4 * i + k % 4];
+        const int nibble = (k % 8) < 4 ? (byte & 0x0f) : (byte >> 4);
+        o[k] = static_cast<float>(nibble - 8) * d;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
+  if (!is_block_quantized(w.type) || w.interleaved) fail("interleave_rows needs a row-major q8_0 or q4_0 matrix");
+  WeightMatrix iw = w;
+  iw.data = out;
+  iw.interleaved = true;
+  const int64_t blocks = w.cols / kQuantBlock;
+  const int64_t grouped = iw.interleaved_rows();
+  for (int64_t g = 0; g < grouped / kInterleaveRows; ++g) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      auto* dst = const_cast<std::byte*>(iw.group_block(g, b));
+      auto* q = reinterpret_cast<uint8_t*>(dst + 2 * kInterleaveRows);
+      std::memset(q, 0, static_cast<size_t>(kInterleaveRows) * (w.type == WeightType::Q8_0 ? 32 : 16));
+      for (int64_t i = 0; i < kInterleaveRows; ++i) {
+        const std::byte* row = w.row(g * kInterleaveRows + i);
+        if (w.type == WeightType::Q8_0) {
+          const auto& src = reinterpret_cast<const BlockQ8_0*>(row)[b];
+          std::memcpy(dst + 2 * i, &src.scale, 2);
+          for (int k = 0; k < 32; ++k) q[(k / 4) * 32 + 4 * i + k % 4] = static_cast<uint8_t>(src.q[k]);
+        } else {
+          const auto& src = reinterpret_cast<const BlockQ4_0*>(row)[b];
+          std::memcpy(dst + 2 * i, &src.scale, 2);
+          for (int k = 0; k < 32; ++k) {
+            const int nibble = k < 16 ? (src.q[k] & 0x0f) : (src.q[k - 16] >> 4);
+            uint8_t& byte = q[(k / 8) * 32 + 4 * i + k % 4];
+            byte = (k % 8) < 4 ? static_cast<uint8_t>((byte & 0xf0) | nibble)
+                               : static_cast<uint8_t>((byte & 0x0f) | (nibble << 4));
+          }
+        }
+      }
+    }
+  }
+  std::memcpy(out + static_cast<size_t>(grouped) * w.row_bytes, w.row(grouped),
+              static_cast<size_t>(w.rows - grouped) * w.row_bytes);
+  return iw;
+}
+
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {
+  if (r < w.interleaved_rows()) {
+    dequantize_interleaved_row(w, r, out);
+    return;
+  }
   const std::byte* src = w.row(r);
   const int64_t n = w.cols;
   switch (w.type) {

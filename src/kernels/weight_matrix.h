@@ -1,5 +1,6 @@
 // A weight matrix as the kernels see it: rows of `cols` values in one of the
-// supported encodings. Row r starts at data + r * row_bytes.
+// supported encodings. Row r starts at data + r * row_bytes, unless the matrix is
+// block-quantized and interleaved (see below).
 #pragma once
 
 #include <cstddef>
@@ -29,19 +30,42 @@ bool is_block_quantized(WeightType t);
 // Bytes for one row of `cols` values; block types need cols % 32 == 0.
 size_t weight_row_bytes(WeightType t, int64_t cols);
 
+// Interleaved block-quantized layout (llama.cpp calls this repacking): rows come in
+// groups of kInterleaveRows. A group takes the space of its rows, and holds, block by
+// block, the group's 8 fp16 scales (16 bytes) and then its quants, so that one 32-byte
+// load carries 4 consecutive values of each of the 8 rows:
+//   q8_0: 8 slices s = 0..7 of 32 bytes; byte 4r + j of slice s is row r's value 4s + j.
+//   q4_0: 4 slices i = 0..3 of 32 bytes of unsigned nibbles (value + 8); byte 4r + j of
+//         slice i holds row r's value 8i + j in its low nibble and 8i + 4 + j in its high.
+// The values and scales are exactly those of the row-major blocks. Rows past the last
+// whole group stay row-major at data + r * row_bytes.
+inline constexpr int64_t kInterleaveRows = 8;
+
 struct WeightMatrix {
   WeightType type = WeightType::F32;
   const std::byte* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_bytes = 0;
+  bool interleaved = false;
 
+  // Row r's bytes; for an interleaved matrix only rows >= interleaved_rows().
   const std::byte* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
   size_t bytes() const { return static_cast<size_t>(rows) * row_bytes; }
+  int64_t interleaved_rows() const { return interleaved ? rows / kInterleaveRows * kInterleaveRows : 0; }
+  // Group g's block b: 8 scales, then the quants.
+  const std::byte* group_block(int64_t g, int64_t b) const {
+    return data + static_cast<size_t>(g * kInterleaveRows) * row_bytes +
+           static_cast<size_t>(b * kInterleaveRows) * (row_bytes / static_cast<size_t>(cols / kQuantBlock));
+  }
 };
 
 // Decodes row `r` into `out[cols]`.
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
+
+// Writes the interleaved form of a row-major block-quantized matrix into `out`
+// (w.bytes() bytes) and returns the matrix that views it.
+WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
 
 // Encodes `cols` floats into one row of type `t` at `out` (weight_row_bytes(t, cols) bytes).
 // Block types round as llama.cpp's reference quantizers do.

@@ -94,6 +94,11 @@ WeightMatrix Qwen2Model::matrix(const std::string& name, int64_t rows, int64_t c
     quantize_row(target, row.data(), cols, buffer.get() + static_cast<size_t>(r) * dst.row_bytes);
   }
   dst.data = buffer.get();
+  if (is_block_quantized(target) && rows >= kInterleaveRows) {  // the layout the int8 kernels read fastest
+    auto interleaved = std::make_unique<std::byte[]>(dst.bytes());
+    dst = interleave_rows(dst, interleaved.get());
+    buffer = std::move(interleaved);
+  }
   owned_.push_back(std::move(buffer));
   return dst;
 }

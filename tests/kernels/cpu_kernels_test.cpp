@@ -22,7 +22,12 @@ std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
   return v;
 }
 
+// Move-only: w.data points into bytes.
 struct Matrix {
+  Matrix() = default;
+  Matrix(Matrix&&) = default;
+  Matrix& operator=(Matrix&&) = default;
+  Matrix(const Matrix&) = delete;
   std::vector<std::byte> bytes;
   WeightMatrix w;
 };
@@ -35,6 +40,26 @@ Matrix make_matrix(WeightType t, int64_t rows, int64_t cols, std::mt19937& rng) 
   for (int64_t r = 0; r < rows; ++r) quantize_row(t, &values[r * cols], cols, m.bytes.data() + r * row_bytes);
   m.w = {t, m.bytes.data(), rows, cols, row_bytes};
   return m;
+}
+
+// The same values in the interleaved layout the model loads q8_0 and q4_0 into.
+Matrix interleaved(const Matrix& m) {
+  Matrix out;
+  out.bytes.resize(m.bytes.size());
+  out.w = interleave_rows(m.w, out.bytes.data());
+  return out;
+}
+
+// Block types in both layouts; the others as they are.
+std::vector<Matrix> layouts(Matrix m) {
+  std::vector<Matrix> all;
+  if (is_block_quantized(m.w.type)) all.push_back(interleaved(m));
+  all.push_back(std::move(m));
+  return all;
+}
+
+std::string layout_name(const WeightMatrix& w) {
+  return std::string(weight_type_name(w.type)) + (w.interleaved ? " interleaved" : "");
 }
 
 // The activations the int8 kernels actually multiply: per block of 32, scale
@@ -84,14 +109,16 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
             const auto x = randn(static_cast<size_t>(n * cols), rng);
             const auto bias = randn(static_cast<size_t>(rows), rng);
             std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size());
-            ReferenceKernels ref;
+            ReferenceKernels ref;  // on the row-major matrix
             ref.matmul(m.w, blocks ? int8_activations(x, cols).data() : x.data(), n, bias.data(), expect.data());
-            CpuKernels fast(pool);
-            fast.matmul(m.w, x.data(), n, bias.data(), got.data());
-            for (size_t i = 0; i < got.size(); ++i) {
-              // float32 accumulation in another order than the reference's double
-              const double tol = 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6;
-              ASSERT_NEAR(got[i], expect[i], tol) << "element " << i;
+            for (const Matrix& layout : layouts(std::move(m))) {
+              CpuKernels fast(pool);
+              fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
+              for (size_t i = 0; i < got.size(); ++i) {
+                // float32 accumulation in another order than the reference's double
+                const double tol = 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6;
+                ASSERT_NEAR(got[i], expect[i], tol) << layout_name(layout.w) << " element " << i;
+              }
             }
           }
         }
@@ -106,7 +133,7 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
   for_each_target([&] {
     for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
       const int64_t rows = 37, cols = 96, n = 11;
-      Matrix m = make_matrix(type, rows, cols, rng);
+      for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
       const auto x = randn(static_cast<size_t>(n * cols), rng);
       std::vector<float> batched(static_cast<size_t>(n * rows));
       CpuKernels(two).matmul(m.w, x.data(), n, nullptr, batched.data());
@@ -114,17 +141,18 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
         CpuKernels k(*pool);
         std::vector<float> again(batched.size());
         k.matmul(m.w, x.data(), n, nullptr, again.data());
-        ASSERT_EQ(again, batched) << weight_type_name(type) << " with " << pool->size() << " threads";
+ ASSERT_EQ(again, batched) << layout_name(m.w) << " with " << pool->size() << " threads";
         for (int64_t t = 0; t < n; ++t) {
           std::vector<float> alone(static_cast<size_t>(rows));
           k.matmul(m.w, &x[t * cols], 1, nullptr, alone.data());
           for (int64_t r = 0; r < rows; ++r)
-            ASSERT_EQ(alone[r], batched[t * rows + r]) << weight_type_name(type) << " token " << t << " row " << r;
+            ASSERT_EQ(alone[r], batched[t * rows + r]) << layout_name(m.w) << " token " << t << " row " << r;
         }
         // A sub-batch starting elsewhere gives the same rows too.
         std::vector<float> sub(static_cast<size_t>(4 * rows));
         k.matmul(m.w, &x[5 * cols], 4, nullptr, sub.data());
         for (int64_t i = 0; i < 4 * rows; ++i) ASSERT_EQ(sub[i], batched[5 * rows + i]);
+      }
       }
     }
   });
@@ -134,9 +162,17 @@ TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
   std::mt19937 rng(3);
   ThreadPool pool(2);
   for_each_target([&] {
-    for (WeightType type : {WeightType::BF16, WeightType::Q8_0}) {
+    for (WeightType type : {WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
+      SCOPED_TRACE(weight_type_name(type));
       const int64_t cols = 64, n = 5;
-      Matrix a = make_matrix(type, 40, cols, rng), b = make_matrix(type, 9, cols, rng), c = make_matrix(type, 9, cols, rng);
+      // Block types interleaved: 9-row matrices put the group boundaries of the
+      // concatenated row range off the thread split's grain.
+      auto make = [&](int64_t rows) {
+        Matrix m = make_matrix(type, rows, cols, rng);
+        if (is_block_quantized(type)) return interleaved(m);
+        return m;  // moved: the vector keeps its buffer, so w.data stays valid
+      };
+      Matrix a = make(40), b = make(9), c = make(9);
       const auto x = randn(static_cast<size_t>(n * cols), rng);
       const auto bias = randn(40, rng);
       CpuKernels k(pool);

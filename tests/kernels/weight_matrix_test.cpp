@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -44,6 +45,76 @@ TEST(WeightMatrix, TypeNames) {
     EXPECT_STREQ(weight_type_name(t), n);
   }
   EXPECT_FALSE(parse_weight_type("q4_k", &t));
+}
+
+struct QuantizedMatrix {
+  std::vector<std::byte> bytes;
+  WeightMatrix w;
+};
+
+QuantizedMatrix quantized(WeightType t, int64_t rows, int64_t cols, uint32_t seed) {
+  QuantizedMatrix m;
+  const size_t row_bytes = weight_row_bytes(t, cols);
+  m.bytes.resize(row_bytes * static_cast<size_t>(rows));
+  const auto values = random_values(static_cast<size_t>(rows * cols), seed);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(t, &values[r * cols], cols, m.bytes.data() + r * row_bytes);
+  m.w = {t, m.bytes.data(), rows, cols, row_bytes};
+  return m;
+}
+
+TEST(WeightMatrix, InterleavedLayoutHoldsTheSameValues) {
+  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0}) {
+    for (int64_t rows : {1, 8, 13, 17, 24}) {
+      for (int64_t cols : {32, 96}) {
+        SCOPED_TRACE(std::string(weight_type_name(t)) + " rows " + std::to_string(rows) + " cols " +
+                     std::to_string(cols));
+        const QuantizedMatrix m = quantized(t, rows, cols, static_cast<uint32_t>(rows * cols));
+        std::vector<std::byte> out(m.bytes.size());
+        const WeightMatrix iw = interleave_rows(m.w, out.data());
+        EXPECT_TRUE(iw.interleaved);
+        EXPECT_EQ(iw.interleaved_rows(), rows / 8 * 8);
+        EXPECT_EQ(iw.bytes(), m.w.bytes());
+        std::vector<float> a(static_cast<size_t>(cols)), b(a.size());
+        for (int64_t r = 0; r < rows; ++r) {
+          dequantize_row(m.w, r, a.data());
+          dequantize_row(iw, r, b.data());
+          ASSERT_EQ(a, b) << "row " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST(WeightMatrix, InterleavedBytesAreWhereTheHeaderSays) {
+  // Row 3, block 1 of group 0: its scale is the 4th of the block's 8. q8_0 value 5 is
+  // in slice 1 (values 4..7) at byte 4 * 3 + 1. q4_0 value 1 is the low nibble of slice
+  // 0's byte 4 * 3 + 1 and value 5 its high nibble; value 13 is slice 1's high nibble
+  // there, value 17 slice 2's low nibble.
+  const QuantizedMatrix q8 = quantized(WeightType::Q8_0, 8, 64, 7);
+  std::vector<std::byte> out8(q8.bytes.size());
+  const WeightMatrix i8 = interleave_rows(q8.w, out8.data());
+  const auto& src8 = reinterpret_cast<const BlockQ8_0*>(q8.w.row(3))[1];
+  const std::byte* blk8 = i8.group_block(0, 1);
+  uint16_t scale;
+  std::memcpy(&scale, blk8 + 2 * 3, 2);
+  EXPECT_EQ(scale, src8.scale);
+  EXPECT_EQ(static_cast<int8_t>(blk8[16 + 32 * 1 + 4 * 3 + 1]), src8.q[5]);
+
+  const QuantizedMatrix q4 = quantized(WeightType::Q4_0, 8, 64, 8);
+  std::vector<std::byte> out4(q4.bytes.size());
+  const WeightMatrix i4 = interleave_rows(q4.w, out4.data());
+  const auto& src4 = reinterpret_cast<const BlockQ4_0*>(q4.w.row(3))[1];
+  const auto* quants = reinterpret_cast<const uint8_t*>(i4.group_block(0, 1) + 16);
+  EXPECT_EQ(quants[0 * 32 + 4 * 3 + 1] & 0x0f, src4.q[1] & 0x0f);          // value 1
+  EXPECT_EQ(quants[0 * 32 + 4 * 3 + 1] >> 4, src4.q[5] & 0x0f);            // value 5
+  EXPECT_EQ(quants[1 * 32 + 4 * 3 + 1] >> 4, src4.q[13] & 0x0f);           // value 13
+  EXPECT_EQ(quants[2 * 32 + 4 * 3 + 1] & 0x0f, src4.q[1] >> 4);            // value 17
+}
+
+TEST(WeightMatrix, InterleavingNeedsARowMajorBlockMatrix) {
+  std::vector<std::byte> buf(weight_row_bytes(WeightType::BF16, 32) * 8), out(buf.size());
+  const WeightMatrix w{WeightType::BF16, buf.data(), 8, 32, weight_row_bytes(WeightType::BF16, 32)};
+  EXPECT_NE(test::thrown_error([&] { interleave_rows(w, out.data()); }).find("q8_0 or q4_0"), std::string::npos);
 }
 
 TEST(WeightMatrix, FloatFormatsRoundTrip) {
