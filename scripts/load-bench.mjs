@@ -85,13 +85,22 @@ async function timedRequest(url, prompt, maxTokens) {
   return { times, usage };
 }
 
+const VOCABULARY = ('time year people way day man thing woman life child world school state family student group ' +
+  'country problem hand part place case week company system program question work government number night point ' +
+  'home water room mother area money story fact month lot right study book eye job word business issue side kind ' +
+  'head house service friend father power hour game line end member law car city community name president team ' +
+  'minute idea kid body information back parent face others level office door health person art war history party ' +
+  'result change morning reason research girl guy moment air teacher force education').split(' ');
+
 async function runLevel(o, url, clients) {
   const ttft = [], itl = [];
   let tokens = 0;
   const start = performance.now();
   await Promise.all(Array.from({ length: clients }, async (_, c) => {
     for (let r = 0; r < o.requestsPerClient; r++) {
-      const words = Array.from({ length: o.promptWords }, (_, w) => `w${(c * 7919 + r * 104729 + w * 31) % 10007}`);
+      // Common English words (about one token each; digits would be one token per digit).
+      const words = Array.from({ length: o.promptWords },
+                               (_, w) => VOCABULARY[(c * 7919 + r * 104729 + w * 31) % VOCABULARY.length]);
       const { times, usage } = await timedRequest(url, `Client ${c} request ${r}: ${words.join(' ')}`, o.maxTokens);
       if (times.length === 0) throw new Error('no tokens came back');
       ttft.push(times[0]);
@@ -182,6 +191,13 @@ ${result}
 
 Machine: ${cpus().length} CPUs (${cpu}), shared with other jobs (load average ${loadavg()[0].toFixed(1)} at the end), so
 the numbers are noisy; compare levels of the same run. Server: ${description.replace(/^glass serve: /, '')}.
+
+How to read it: on two cores prefill dominates. A level's prompts arrive together, so the
+last request's TTFT includes everyone's prefill, and a decoding stream waits out each
+prefill chunk (\`--prefill-chunk\`, 512 tokens by default) that shares its forward pass: that
+is the ITL p99. Between prefills, a decode step of the whole batch costs little more than
+one sequence's (the weights are read once per step), which is where the batching gain
+comes from.
 `;
     writeDocs(o.writeDocs, section);
     console.error(`wrote the Serving section of ${o.writeDocs}`);
