@@ -185,29 +185,19 @@ class GreedyMatches : public GoldenModel {
 };
 
 template <class T>
-void register_test(const std::string& suite, const std::string& dir) {
-  for (const char* backend : {"reference", "cpu"}) {
-    const std::string name = dir.substr(dir.find_last_of('/') + 1) + "/" + backend;
-    ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            [dir, backend]() -> ::testing::Test* { return new T(dir, backend); });
-  }
+test::FixtureSuite on_every_backend(const std::string& suite) {
+  return {suite, {"reference", "cpu"}, [](const std::string& dir, const std::string& backend) -> ::testing::Test* {
+            return new T(dir, backend);
+          }};
 }
 
 }  // namespace
 }  // namespace glass
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  const auto dirs = glass::test::fixture_dirs_with("golden.json");
-  if (dirs.empty()) {
-    std::fprintf(stderr, "no model fixtures (folders with golden.json) under %s\n", glass::test::fixtures_root().c_str());
-    return 1;
-  }
-  for (const auto& dir : dirs) {
-    glass::register_test<glass::LogitsMatch>("GoldenLogits", dir);
-    glass::register_test<glass::TraceMatches>("GoldenTrace", dir);
-    glass::register_test<glass::CachedDecodeMatchesFull>("GoldenCachedDecode", dir);
-    glass::register_test<glass::GreedyMatches>("GoldenGreedy", dir);
-  }
-  return RUN_ALL_TESTS();
+  using namespace glass;
+  return test::run_fixture_main(argc, argv, "golden.json",
+                                {on_every_backend<LogitsMatch>("GoldenLogits"), on_every_backend<TraceMatches>("GoldenTrace"),
+                                 on_every_backend<CachedDecodeMatchesFull>("GoldenCachedDecode"),
+                                 on_every_backend<GreedyMatches>("GoldenGreedy")});
 }

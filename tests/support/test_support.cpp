@@ -194,8 +194,7 @@ std::vector<Json> json_lines(const std::string& out) {
   return lines;
 }
 
-int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
-                     const std::function<::testing::Test*(const std::string& dir)>& make_test) {
+int run_fixture_main(int argc, char** argv, const std::string& marker, const std::vector<FixtureSuite>& suites) {
   ::testing::InitGoogleTest(&argc, argv);
   const auto dirs = fixture_dirs_with(marker);
   if (dirs.empty()) {
@@ -203,11 +202,22 @@ int run_fixture_main(int argc, char** argv, const std::string& marker, const std
     return 1;
   }
   for (const auto& dir : dirs) {
-    const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            [make_test, dir]() { return make_test(dir); });
+    const std::string folder = dir.substr(dir.find_last_of('/') + 1);
+    for (const FixtureSuite& s : suites) {
+      for (const std::string& variant : s.variants) {
+        const std::string name = variant.empty() ? folder : folder + "/" + variant;
+        ::testing::RegisterTest(s.suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                                [make = s.make_test, dir, variant]() { return make(dir, variant); });
+      }
+    }
   }
   return RUN_ALL_TESTS();
+}
+
+int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
+                     const std::function<::testing::Test*(const std::string& dir)>& make_test) {
+  return run_fixture_main(argc, argv, marker,
+                          {{suite, {""}, [make_test](const std::string& dir, const std::string&) { return make_test(dir); }}});
 }
 
 std::vector<float> read_f32_file(const std::string& path) {

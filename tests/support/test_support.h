@@ -72,6 +72,15 @@ std::vector<Json> json_lines(const std::string& out);
 int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
                      const std::function<::testing::Test*(const std::string& dir)>& make_test);
 
+// The same for several suites, each registered per folder and variant (a backend, say)
+// as `suite.<folder name>/<variant>`.
+struct FixtureSuite {
+  std::string suite;
+  std::vector<std::string> variants;
+  std::function<::testing::Test*(const std::string& dir, const std::string& variant)> make_test;
+};
+int run_fixture_main(int argc, char** argv, const std::string& marker, const std::vector<FixtureSuite>& suites);
+
 std::vector<float> read_f32_file(const std::string& path);
 void write_string(const std::string& path, const std::string& text);
 std::string read_string(const std::string& path);

@@ -109,17 +109,9 @@ class GoldenTraceCli : public ::testing::Test {
 }  // namespace glass
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  const auto dirs = glass::test::fixture_dirs_with("golden.json");
-  if (dirs.empty()) {
-    std::fprintf(stderr, "no model fixtures (folders with golden.json) under %s\n", glass::test::fixtures_root().c_str());
-    return 1;
-  }
-  for (const auto& dir : dirs)
-    for (const char* backend : {"reference", "cpu"}) {
-      const std::string name = dir.substr(dir.find_last_of('/') + 1) + "/" + backend;
-      ::testing::RegisterTest("GoldenTraceCli", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                              [dir, backend]() -> ::testing::Test* { return new glass::GoldenTraceCli(dir, backend); });
-    }
-  return RUN_ALL_TESTS();
+  return glass::test::run_fixture_main(
+      argc, argv, "golden.json",
+      {{"GoldenTraceCli", {"reference", "cpu"}, [](const std::string& dir, const std::string& backend) -> ::testing::Test* {
+          return new glass::GoldenTraceCli(dir, backend);
+        }}});
 }
