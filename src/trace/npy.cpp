@@ -229,7 +229,9 @@ NpyArray decode_npy(std::string_view bytes, const std::string& source) {
 
   a.data.resize(static_cast<size_t>(n));
   const char* src = bytes.data() + data_offset;
-  if (item == 4) {
+  if (need == 0) {
+    // an empty array (a zero in the shape): nothing to copy, and memcpy may not take null
+  } else if (item == 4) {
     std::memcpy(a.data.data(), src, need);
   } else if (item == 8) {
     for (size_t i = 0; i < a.data.size(); ++i) {
