@@ -14,6 +14,7 @@
 #include "cli/token_ids.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
+#include "tokenizer/utf8.h"
 
 namespace glass::cli {
 
@@ -40,25 +41,37 @@ OJson candidate_json(const Candidate& c, const Tokenizer& tok) {
           {"prob_before", c.prob_before}, {"prob_after", c.prob_after}};
 }
 
-// A token's bytes for a table cell: quoted, with control characters escaped.
-std::string quoted(std::string_view bytes) {
+// A token's bytes for a table cell: quoted, control characters and bytes that are not
+// whole UTF-8 characters (a token may hold half of one) escaped, padded to `width`
+// terminal columns.
+std::string table_cell(std::string_view bytes, size_t width) {
   std::string out = "\"";
-  for (unsigned char ch : bytes) {
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\t') out += "\\t";
-    else if (ch == '"') out += "\\\"";
-    else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-      out += buf;
-    } else out += static_cast<char>(ch);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (size_t i = 0; i < bytes.size();) {
+    const unsigned char ch = p[i];
+    const utf8::Sequence seq = utf8::classify(p + i, bytes.size() - i);
+    if (seq.kind == utf8::SequenceKind::kComplete && ch >= 0x20) {
+      if (ch == '"') out += "\\\"";
+      else out.append(bytes.substr(i, seq.length));
+      i += seq.length;
+      continue;
+    }
+    char buf[8];
+    if (ch == '\n') std::snprintf(buf, sizeof buf, "\\n");
+    else if (ch == '\t') std::snprintf(buf, sizeof buf, "\\t");
+    else std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+    out += buf;
+    ++i;
   }
-  return out + "\"";
+  out += '"';
+  const size_t used = utf8::display_width(out);
+  if (used < width) out.append(width - used, ' ');
+  return out;
 }
 
 void print_step_table(FILE* out, int64_t step, const GenerationEvent& e, const Tokenizer& tok) {
   std::fprintf(out, "step %lld: chose %d %s (p %.4f -> %.4f)", static_cast<long long>(step), e.token,
-               quoted(tok.token_bytes(e.token)).c_str(), e.chosen.prob_before, e.chosen.prob_after);
+               table_cell(tok.token_bytes(e.token), 0).c_str(), e.chosen.prob_before, e.chosen.prob_after);
   if (e.trace != nullptr) {
     std::fprintf(out, "  [vocab %lld", static_cast<long long>(e.trace->vocab));
     for (const auto& st : e.trace->steps)
@@ -68,7 +81,7 @@ void print_step_table(FILE* out, int64_t step, const GenerationEvent& e, const T
   std::fprintf(out, "\n  %4s %8s %-20s %10s %10s %10s\n", "rank", "id", "token", "logit", "p before", "p after");
   for (size_t i = 0; i < e.candidates.size(); ++i) {
     const Candidate& c = e.candidates[i];
-    std::fprintf(out, "  %4zu %8d %-20s %10.4f %10.4f %10.4f%s\n", i + 1, c.id, quoted(tok.token_bytes(c.id)).c_str(),
+    std::fprintf(out, "  %4zu %8d %s %10.4f %10.4f %10.4f%s\n", i + 1, c.id, table_cell(tok.token_bytes(c.id), 20).c_str(),
                  c.logit, c.prob_before, c.prob_after, c.id == e.token ? "  <- chosen" : "");
   }
 }

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <utf8proc.h>
+
 namespace glass::utf8 {
 
 Sequence classify(const unsigned char* p, size_t n) {
@@ -114,6 +116,17 @@ void append(std::string& out, uint32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+size_t display_width(std::string_view valid_text) {
+  size_t width = 0;
+  const char* p = valid_text.data();
+  const char* end = p + valid_text.size();
+  while (p < end) {
+    const int w = utf8proc_charwidth(static_cast<utf8proc_int32_t>(decode_valid(p)));
+    width += static_cast<size_t>(w > 0 ? w : 0);
+  }
+  return width;
 }
 
 }  // namespace glass::utf8

@@ -7,6 +7,14 @@ namespace {
 
 const std::string R(utf8::kReplacement);
 
+TEST(Utf8, DisplayWidthCountsTerminalColumns) {
+  EXPECT_EQ(utf8::display_width(""), 0u);
+  EXPECT_EQ(utf8::display_width("market"), 6u);
+  EXPECT_EQ(utf8::display_width("\xE3\x82\xAF\xE3\x83\x88"), 4u);   // クト: wide
+  EXPECT_EQ(utf8::display_width("e\xCC\x81"), 1u);                    // e + combining acute
+  EXPECT_EQ(utf8::display_width("\xD7\x94\xD7\x9E"), 2u);            // Hebrew: narrow
+}
+
 TEST(Utf8, ClassifiesSequences) {
   auto kind = [](std::string_view s) {
     return utf8::classify(reinterpret_cast<const unsigned char*>(s.data()), s.size());
