@@ -175,7 +175,7 @@ void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out) {
         const float d = amax / 127.0f;
         const float id = d != 0 ? 1.0f / d : 0.0f;
         blocks[b].scale = f32_to_f16(d);
-        for (int j = 0; j < 32; ++j) blocks[b].q[j] = static_cast<int8_t>(std::roundf(x[j] * id));
+        for (int j = 0; j < 32; ++j) blocks[b].q[j] = static_cast<int8_t>(round_half_away(x[j] * id));
       }
       return;
     }

@@ -67,6 +67,14 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 // (w.bytes() bytes) and returns the matrix that views it.
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
 
+// std::roundf (halves away from zero) for |v| < 2^31, inline: the libm call was most of
+// the time a q8_0 conversion at load takes.
+inline int32_t round_half_away(float v) {
+  const auto i = static_cast<int32_t>(v);  // toward zero; v - i is exact
+  const float frac = v - static_cast<float>(i);
+  return frac >= 0.5f ? i + 1 : frac <= -0.5f ? i - 1 : i;
+}
+
 // Encodes `cols` floats into one row of type `t` at `out` (weight_row_bytes(t, cols) bytes).
 // Block types round as llama.cpp's reference quantizers do.
 void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out);

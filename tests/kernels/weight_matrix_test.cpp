@@ -31,6 +31,18 @@ std::vector<float> round_trip(WeightType t, const std::vector<float>& in) {
   return out;
 }
 
+TEST(WeightMatrix, RoundHalfAwayIsRoundf) {
+  std::vector<float> values = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, 126.5f, -127.5f, 127.0f, 0.49999997f,
+                               -0.49999997f, 0.50000006f, 1e-30f, -1e-30f};
+  for (float v = -130.0f; v <= 130.0f; v += 0.0625f) values.push_back(v);
+  for (float v : random_values(100000, 9, 60.0f)) values.push_back(v);
+  for (float v : values) {
+    const float halfway = std::floor(v) + 0.5f;  // and its neighbours
+    for (float u : {v, halfway, std::nextafter(halfway, 1e9f), std::nextafter(halfway, -1e9f)})
+      ASSERT_EQ(round_half_away(u), static_cast<int32_t>(std::roundf(u))) << u;
+  }
+}
+
 TEST(WeightMatrix, RowBytes) {
   EXPECT_EQ(weight_row_bytes(WeightType::F32, 64), 256u);
   EXPECT_EQ(weight_row_bytes(WeightType::BF16, 64), 128u);
