@@ -331,7 +331,7 @@ HWY_INLINE void GroupInt8(const WeightMatrix& w, int64_t g, const ActBlock* x, i
     const std::byte* block = w.group_block(g, b);
     if (fetch_next) PrefetchBytes(w.group_block(g + 1, b), block_bytes);
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block)));
-    const std::byte* q = block + 2 * kInterleaveRows;
+    const uint8_t* q = interleaved_quants(block);
     __m256i dot[T];
     if constexpr (Type == WeightType::Q8_0) {
       for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
@@ -373,24 +373,13 @@ HWY_INLINE void GroupInt8(const WeightMatrix& w, int64_t g, const ActBlock* x, i
   float acc[T][kInterleaveRows] = {};
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* block = w.group_block(g, b);
-    const auto* q = reinterpret_cast<const uint8_t*>(block + 2 * kInterleaveRows);
+    const uint8_t* q = interleaved_quants(block);
     for (int r = 0; r < kInterleaveRows; ++r) {
-      uint16_t scale;
-      std::memcpy(&scale, block + 2 * r, 2);
-      const float dw = f16_to_f32(scale);
+      const float dw = f16_to_f32(interleaved_scale(block, r));
       for (int t = 0; t < T; ++t) {
         const ActBlock& xb = x[t * xstride_blocks + b];
         int32_t dot = 0;
-        for (int k = 0; k < 32; ++k) {
-          int32_t wk;
-          if constexpr (Type == WeightType::Q8_0) {
-            wk = static_cast<int8_t>(q[(k / 4) * 32 + 4 * r + k % 4]);
-          } else {
-            const uint8_t byte = q[(k / 8) * 32 + 4 * r + k % 4];
-            wk = ((k % 8) < 4 ? (byte & 0x0f) : (byte >> 4)) - 8;
-          }
-          dot += wk * xb.q[k];
-        }
+        for (int k = 0; k < 32; ++k) dot += interleaved_value(Type, q, r, k) * xb.q[k];
         acc[t][r] += static_cast<float>(dot) * (dw * xb.scale);
       }
     }

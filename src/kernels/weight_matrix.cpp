@@ -51,20 +51,9 @@ void dequantize_interleaved_row(const WeightMatrix& w, int64_t r, float* out) {
   const int64_t g = r / kInterleaveRows, i = r % kInterleaveRows;
   for (int64_t b = 0; b < w.cols / kQuantBlock; ++b) {
     const std::byte* block = w.group_block(g, b);
-    uint16_t scale;
-    std::memcpy(&scale, block + 2 * i, 2);
-    const float d = f16_to_f32(scale);
-    const auto* q = reinterpret_cast<const uint8_t*>(block + 2 * kInterleaveRows);
-    float* o = out + b * kQuantBlock;
-    for (int k = 0; k < 32; ++k) {
-      if (w.type == WeightType::Q8_0) {
-        o[k] = static_cast<float>(static_cast<int8_t>(q[(k / 4) * 32 + 4 * i + k % 4])) * d;
-      } else {
-        const uint8_t byte = q[(k / 8) * 32 + 4 * i + k % 4];
-        const int nibble = (k % 8) < 4 ? (byte & 0x0f) : (byte >> 4);
-        o[k] = static_cast<float>(nibble - 8) * d;
-      }
-    }
+    const float d = f16_to_f32(interleaved_scale(block, i));
+    const uint8_t* q = interleaved_quants(block);
+    for (int k = 0; k < 32; ++k) out[b * kQuantBlock + k] = static_cast<float>(interleaved_value(w.type, q, i, k)) * d;
   }
 }
 
@@ -80,22 +69,20 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
   for (int64_t g = 0; g < grouped / kInterleaveRows; ++g) {
     for (int64_t b = 0; b < blocks; ++b) {
       auto* dst = const_cast<std::byte*>(iw.group_block(g, b));
-      auto* q = reinterpret_cast<uint8_t*>(dst + 2 * kInterleaveRows);
+      auto* q = const_cast<uint8_t*>(interleaved_quants(dst));
       std::memset(q, 0, static_cast<size_t>(kInterleaveRows) * (w.type == WeightType::Q8_0 ? 32 : 16));
       for (int64_t i = 0; i < kInterleaveRows; ++i) {
         const std::byte* row = w.row(g * kInterleaveRows + i);
         if (w.type == WeightType::Q8_0) {
           const auto& src = reinterpret_cast<const BlockQ8_0*>(row)[b];
           std::memcpy(dst + 2 * i, &src.scale, 2);
-          for (int k = 0; k < 32; ++k) q[(k / 4) * 32 + 4 * i + k % 4] = static_cast<uint8_t>(src.q[k]);
+          for (int k = 0; k < 32; ++k) q[interleaved_byte(w.type, i, k)] = static_cast<uint8_t>(src.q[k]);
         } else {
           const auto& src = reinterpret_cast<const BlockQ4_0*>(row)[b];
           std::memcpy(dst + 2 * i, &src.scale, 2);
           for (int k = 0; k < 32; ++k) {
             const int nibble = k < 16 ? (src.q[k] & 0x0f) : (src.q[k - 16] >> 4);
-            uint8_t& byte = q[(k / 8) * 32 + 4 * i + k % 4];
-            byte = (k % 8) < 4 ? static_cast<uint8_t>((byte & 0xf0) | nibble)
-                               : static_cast<uint8_t>((byte & 0x0f) | (nibble << 4));
+            q[interleaved_byte(w.type, i, k)] |= static_cast<uint8_t>(interleaved_high_nibble(k) ? nibble << 4 : nibble);
           }
         }
       }

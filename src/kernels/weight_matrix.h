@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace glass {
@@ -59,6 +60,27 @@ struct WeightMatrix {
            static_cast<size_t>(b * kInterleaveRows) * (row_bytes / static_cast<size_t>(cols / kQuantBlock));
   }
 };
+
+// Inside one interleaved block (WeightMatrix::group_block): row i's fp16 scale, and
+// where its value k (0..31) sits in the quants that follow the scales.
+inline uint16_t interleaved_scale(const std::byte* block, int64_t i) {
+  uint16_t scale;
+  std::memcpy(&scale, block + 2 * i, 2);
+  return scale;
+}
+inline const uint8_t* interleaved_quants(const std::byte* block) {
+  return reinterpret_cast<const uint8_t*>(block + 2 * kInterleaveRows);
+}
+inline int64_t interleaved_byte(WeightType t, int64_t i, int k) {
+  return (t == WeightType::Q8_0 ? (k / 4) * 32 : (k / 8) * 32) + 4 * i + k % 4;
+}
+inline bool interleaved_high_nibble(int k) { return k % 8 >= 4; }  // q4_0 only
+// Row i's value k as the integer its scale multiplies (q4_0: nibble - 8).
+inline int32_t interleaved_value(WeightType t, const uint8_t* quants, int64_t i, int k) {
+  const uint8_t byte = quants[interleaved_byte(t, i, k)];
+  if (t == WeightType::Q8_0) return static_cast<int8_t>(byte);
+  return (interleaved_high_nibble(k) ? byte >> 4 : byte & 0x0f) - 8;
+}
 
 // Decodes row `r` into `out[cols]`.
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
