@@ -16,6 +16,7 @@
 #include "io/model_config.h"
 #include "trace/logit_compare.h"
 #include "trace/npy.h"
+#include "trace/trace_report.h"
 
 namespace glass::cli {
 
@@ -67,8 +68,6 @@ Input load_input(const std::string& path) {
   if (in.values.empty()) fail(path, ": holds no values");
   return in;
 }
-
-OJson number(double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); }
 
 }  // namespace
 
@@ -135,9 +134,9 @@ Command add_compare_command(CLI::App& app) {
               for (size_t i = 0; i < cmp.rows.size(); ++i) {
                 const RowComparison& r = cmp.rows[i];
                 rows.push_back({{"position", i},
-                                {"max_abs_diff", number(r.max_abs_diff)},
-                                {"rel_error", number(r.rel_error)},
-                                {"kl", number(r.kl)},
+                                {"max_abs_diff", finite_or_null(r.max_abs_diff)},
+                                {"rel_error", finite_or_null(r.rel_error)},
+                                {"kl", finite_or_null(r.kl)},
                                 {"top1_a", r.top1_a},
                                 {"top1_b", r.top1_b},
                                 {"top1_agree", r.top1_agree}});
@@ -148,10 +147,10 @@ Command add_compare_command(CLI::App& app) {
                          {"positions", rows},
                          {"summary",
                           {{"positions", cmp.rows.size()},
-                           {"max_abs_diff", number(cmp.max_abs_diff)},
-                           {"max_rel_error", number(max_rel)},
-                           {"mean_kl", number(cmp.mean_kl)},
-                           {"max_kl", number(cmp.max_kl)},
+                           {"max_abs_diff", finite_or_null(cmp.max_abs_diff)},
+                           {"max_rel_error", finite_or_null(max_rel)},
+                           {"mean_kl", finite_or_null(cmp.mean_kl)},
+                           {"max_kl", finite_or_null(cmp.max_kl)},
                            {"top1_agreement", cmp.top1_agreement},
                            {"top1_agree_count", agree}}}};
               if (o->tolerance >= 0) j["summary"]["within_tolerance"] = within;

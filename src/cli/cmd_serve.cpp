@@ -86,7 +86,7 @@ Command add_serve_command(CLI::App& app) {
             const SamplingParams defaults = o->generation.resolve(dir);
 
             const int64_t context = std::min<int64_t>(o->ctx_size > 0 ? o->ctx_size : 4096, c.max_position_embeddings);
-            const auto bytes_per_token = static_cast<int64_t>(2 * c.num_layers * c.kv_dim() * kv_type_size(kv));
+            const int64_t bytes_per_token = c.kv_bytes_per_token(kv_type_size(kv));
             const int64_t budget_bytes = o->kv_budget_mb > 0 ? o->kv_budget_mb << 20
                                                              : static_cast<int64_t>(o->parallel) * context * bytes_per_token;
             const int64_t block = KVCache::kDefaultBlockSize;

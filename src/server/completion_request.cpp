@@ -26,12 +26,6 @@ std::string a_type(const OJson& v) {
   }
 }
 
-std::string number_text(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
 ApiError wrong_type(const std::string& param, const std::string& expected, const OJson& got) {
   return invalid_parameter(param, str_cat("'", param, "' must be ", expected, ", got ", a_type(got)), "invalid_type");
 }
@@ -58,9 +52,9 @@ std::optional<double> number_field(const OJson& body, const char* name, double l
   const bool low_ok = lo_open ? x > lo : x >= lo;
   if (!low_ok || !(x <= hi)) {
     const std::string range = hi == std::numeric_limits<double>::infinity()
-                                  ? str_cat(lo_open ? "greater than " : "at least ", number_text(lo))
-                                  : str_cat("between ", number_text(lo), " and ", number_text(hi));
-    throw invalid_parameter(name, str_cat("'", name, "' must be ", range, ", got ", number_text(x)));
+                                  ? str_cat(lo_open ? "greater than " : "at least ", lo)
+                                  : str_cat("between ", lo, " and ", hi);
+    throw invalid_parameter(name, str_cat("'", name, "' must be ", range, ", got ", x));
   }
   return x;
 }

@@ -10,16 +10,14 @@ namespace {
 
 using OJson = nlohmann::ordered_json;
 
-OJson number(double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); }
-
 OJson numbers(const std::vector<float>& v) {
   OJson a = OJson::array();
-  for (float x : v) a.push_back(number(x));
+  for (float x : v) a.push_back(finite_or_null(x));
   return a;
 }
 
 OJson token_json(const LensToken& t) {
-  return {{"id", t.id}, {"text", t.text}, {"prob", t.prob}, {"logit", number(t.logit)}};
+  return {{"id", t.id}, {"text", t.text}, {"prob", t.prob}, {"logit", finite_or_null(t.logit)}};
 }
 
 OJson tokens_json(const std::vector<std::vector<LensToken>>& per_position) {
@@ -40,9 +38,9 @@ OJson stage_json(const StageRecord& r) {
   }
   OJson rms = OJson::array(), min = OJson::array(), max = OJson::array(), first = OJson::array();
   for (size_t p = 0; p < r.per_position.size(); ++p) {
-    rms.push_back(number(r.per_position[p].rms()));
-    min.push_back(number(r.per_position[p].min_or_nan()));
-    max.push_back(number(r.per_position[p].max_or_nan()));
+    rms.push_back(finite_or_null(r.per_position[p].rms()));
+    min.push_back(finite_or_null(r.per_position[p].min_or_nan()));
+    max.push_back(finite_or_null(r.per_position[p].max_or_nan()));
     first.push_back(numbers(r.first[p]));
   }
   OJson j = {{"name", r.name()},
@@ -51,9 +49,9 @@ OJson stage_json(const StageRecord& r) {
              {"axes", axes},
              {"shape", shape},
              {"shape_text", r.shape_text()},
-             {"rms", number(r.overall.rms())},
-             {"min", number(r.overall.min_or_nan())},
-             {"max", number(r.overall.max_or_nan())},
+             {"rms", finite_or_null(r.overall.rms())},
+             {"min", finite_or_null(r.overall.min_or_nan())},
+             {"max", finite_or_null(r.overall.max_or_nan())},
              {"nonfinite", r.overall.nonfinite},
              {"positions", r.positions},
              {"per_position", {{"rms", rms}, {"min", min}, {"max", max}}},
@@ -265,5 +263,7 @@ void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptio
           << fmt(t.logit, "%.4f") << "\n";
   }
 }
+
+OJson finite_or_null(double v) { return std::isfinite(v) ? OJson(v) : OJson(nullptr); }
 
 }  // namespace glass

@@ -32,6 +32,10 @@ struct TraceReport {
 // The JSON document `glass trace --format json` prints. Non-finite numbers are null.
 nlohmann::ordered_json trace_report_json(const TraceReport& report);
 
+// A JSON number, or null for inf and NaN (JSON has neither): how the trace and compare
+// reports write non-finite values.
+nlohmann::ordered_json finite_or_null(double v);
+
 struct TableOptions {
   bool per_position = false;  // a line per position under each stage
   int64_t first_values = 6;   // first values shown per line
