@@ -118,14 +118,16 @@ void append(std::string& out, uint32_t cp) {
   }
 }
 
+size_t char_width(uint32_t cp) {
+  const int w = utf8proc_charwidth(static_cast<utf8proc_int32_t>(cp));
+  return static_cast<size_t>(w > 0 ? w : 0);
+}
+
 size_t display_width(std::string_view valid_text) {
   size_t width = 0;
   const char* p = valid_text.data();
   const char* end = p + valid_text.size();
-  while (p < end) {
-    const int w = utf8proc_charwidth(static_cast<utf8proc_int32_t>(decode_valid(p)));
-    width += static_cast<size_t>(w > 0 ? w : 0);
-  }
+  while (p < end) width += char_width(decode_valid(p));
   return width;
 }
 

@@ -42,8 +42,10 @@ size_t append_complete_prefix(std::string& out, std::string_view bytes);
 // Encodes a code point (<= 0x10FFFF, not a surrogate).
 void append(std::string& out, uint32_t cp);
 
-// Terminal columns valid UTF-8 text takes: 2 for East Asian wide characters, 0 for
-// combining marks, 1 otherwise (utf8proc's character widths); for aligning tables.
+// Terminal columns a character, or valid UTF-8 text, takes: 2 for East Asian wide
+// characters and emoji, 0 for combining marks and controls, 1 otherwise (utf8proc's
+// character widths); for aligning tables.
+size_t char_width(uint32_t cp);
 size_t display_width(std::string_view valid_text);
 
 // Decodes one character of valid UTF-8 at `p` and advances `p`. Undefined on invalid input.

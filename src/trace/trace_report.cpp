@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tokenizer/utf8.h"
+
 namespace glass {
 
 namespace {
@@ -72,51 +74,22 @@ std::string fmt(double v, const char* spec = "%10.4g") {
   return buf;
 }
 
-// Terminal columns of a code point: 2 for East Asian wide characters and emoji (the
-// ranges that matter for token text), else 1.
-size_t columns(uint32_t cp) {
-  const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
-                    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-                    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
-                    (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
-  return wide ? 2 : 1;
-}
-
-// Walks valid UTF-8 (every text here is), calling f(byte offset, columns) per character.
-template <class F>
-void for_each_char(const std::string& s, F f) {
-  for (size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    const size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-    uint32_t cp = len == 1 ? b : b & (0x7F >> len);
-    for (size_t k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    if (!f(i, columns(cp))) return;
-    i += len;
-  }
-}
-
 std::string pad(std::string s, size_t width) {
-  size_t used = 0;
-  for_each_char(s, [&](size_t, size_t c) {
-    used += c;
-    return true;
-  });
+  const size_t used = utf8::display_width(s);
   if (used < width) s.append(width - used, ' ');
   return s;
 }
 
-// At most `max_columns` columns of `s`, with "…" when cut.
+// At most `max_columns` columns of `s` (valid UTF-8, as every text here is), with "…"
+// when cut.
 std::string truncated(const std::string& s, size_t max_columns) {
-  size_t used = 0, cut = std::string::npos;
-  for_each_char(s, [&](size_t at, size_t c) {
-    if (used + c > max_columns) {
-      cut = at;
-      return false;
-    }
-    used += c;
-    return true;
-  });
-  return cut == std::string::npos ? s : s.substr(0, cut) + "…";
+  size_t used = 0;
+  for (const char* p = s.data(); p < s.data() + s.size();) {
+    const char* at = p;
+    used += utf8::char_width(utf8::decode_valid(p));
+    if (used > max_columns) return s.substr(0, static_cast<size_t>(at - s.data())) + "…";
+  }
+  return s;
 }
 
 std::string first_values_text(const std::vector<float>& v, int64_t count) {
