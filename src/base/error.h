@@ -12,6 +12,14 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A well-formed input that asks for something glass does not implement (another
+// architecture, a rope_type, a file format): the input is not wrong, the engine
+// refuses it. Tests over fixture folders report such folders as skipped.
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
 template <class... Args>
 std::string str_cat(const Args&... args) {
   std::ostringstream os;
@@ -22,6 +30,11 @@ std::string str_cat(const Args&... args) {
 template <class... Args>
 [[noreturn]] void fail(const Args&... args) {
   throw Error(str_cat(args...));
+}
+
+template <class... Args>
+[[noreturn]] void refuse(const Args&... args) {
+  throw Unsupported(str_cat(args...));
 }
 
 // Human-readable byte count, e.g. "12.0 KiB".

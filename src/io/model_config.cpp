@@ -62,10 +62,10 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
     fail(source, ": field \"architectures\" must be a list naming the model class, e.g. [\"Qwen2ForCausalLM\"]");
   c.architecture = (*arch)[0].get<std::string>();
   if (c.architecture != "Qwen2ForCausalLM")
-    fail(source, ": architecture \"", c.architecture,
+    refuse(source, ": architecture \"", c.architecture,
          "\" is not supported (glass runs Qwen2ForCausalLM: Qwen2 and Qwen2.5 checkpoints)");
   if (auto mt = json_string_opt(j, "model_type", source); mt && *mt != "qwen2")
-    fail(source, ": field \"model_type\" is \"", *mt, "\"; glass supports \"qwen2\"");
+    refuse(source, ": field \"model_type\" is \"", *mt, "\"; glass supports \"qwen2\"");
 
   c.hidden_size = positive(j, "hidden_size", source);
   c.num_layers = positive(j, "num_hidden_layers", source);
@@ -99,14 +99,14 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
   if (c.head_dim % 2 != 0) fail(source, ": head_dim (", c.head_dim, ") must be even for rotary embeddings");
 
   if (auto act = json_string_opt(j, "hidden_act", source); act && *act != "silu")
-    fail(source, ": hidden_act \"", *act, "\" is not supported (Qwen2 uses \"silu\")");
+    refuse(source, ": hidden_act \"", *act, "\" is not supported (Qwen2 uses \"silu\")");
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-    fail(source, ": field \"rope_scaling\" is set (", j["rope_scaling"].dump(),
+    refuse(source, ": field \"rope_scaling\" is set (", j["rope_scaling"].dump(),
          "); scaled rotary embeddings (YaRN, dynamic NTK, ...) are not supported");
   if (json_bool_or(j, "use_sliding_window", false, source))
-    fail(source, ": field \"use_sliding_window\" is true; sliding-window attention is not supported");
+    refuse(source, ": field \"use_sliding_window\" is true; sliding-window attention is not supported");
   if (j.contains("quantization_config") && !j["quantization_config"].is_null())
-    fail(source, ": field \"quantization_config\" is set; pre-quantized checkpoints (GPTQ, AWQ, ...) are "
+    refuse(source, ": field \"quantization_config\" is set; pre-quantized checkpoints (GPTQ, AWQ, ...) are "
                  "not supported (use --weight-type to quantize at load)");
   return c;
 }

@@ -1,3 +1,4 @@
+#include "base/error.h"
 #include "io/model_config.h"
 
 #include <gtest/gtest.h>
@@ -76,17 +77,18 @@ struct Rejection {
   const char* field;
   Json value;  // null: erase the field
   const char* expect;
+  bool refusal = false;  // glass::Unsupported (well-formed, not implemented) rather than a plain Error
 };
 
 TEST(ModelConfig, RejectsWhatItDoesNotSupport) {
   const std::vector<Rejection> cases = {
-      {"architectures", Json::array({"LlamaForCausalLM"}), "architecture \"LlamaForCausalLM\" is not supported"},
+      {"architectures", Json::array({"LlamaForCausalLM"}), "architecture \"LlamaForCausalLM\" is not supported", true},
       {"architectures", nullptr, "\"architectures\""},
-      {"model_type", "llama", "\"model_type\""},
-      {"rope_scaling", Json{{"type", "yarn"}, {"factor", 4.0}}, "rope_scaling"},
-      {"use_sliding_window", true, "sliding-window attention is not supported"},
-      {"hidden_act", "gelu", "hidden_act \"gelu\""},
-      {"quantization_config", Json{{"quant_method", "awq"}}, "quantization_config"},
+      {"model_type", "llama", "\"model_type\"", true},
+      {"rope_scaling", Json{{"type", "yarn"}, {"factor", 4.0}}, "rope_scaling", true},
+      {"use_sliding_window", true, "sliding-window attention is not supported", true},
+      {"hidden_act", "gelu", "hidden_act \"gelu\"", true},
+      {"quantization_config", Json{{"quant_method", "awq"}}, "quantization_config", true},
       {"hidden_size", "big", "field \"hidden_size\" must be an integer"},
       {"hidden_size", nullptr, "missing required field \"hidden_size\""},
       {"num_hidden_layers", 0, "\"num_hidden_layers\" must be a positive integer"},
@@ -102,6 +104,14 @@ TEST(ModelConfig, RejectsWhatItDoesNotSupport) {
     const std::string e = thrown_error([&] { parse_model_config(j, "bad/config.json"); });
     EXPECT_NE(e.find("bad/config.json"), std::string::npos) << r.field << ": " << e;
     EXPECT_NE(e.find(r.expect), std::string::npos) << r.field << ": " << e;
+    bool refused = false;
+    try {
+      parse_model_config(j, "bad/config.json");
+    } catch (const Unsupported&) {
+      refused = true;
+    } catch (const Error&) {
+    }
+    EXPECT_EQ(refused, r.refusal) << r.field << ": " << e;
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include <gtest/gtest.h>
 #include <string>
@@ -66,9 +67,15 @@ void write_constant_token_model(const std::string& dir, int32_t token);
 // Each line of `out` parsed as JSON (a command's JSONL output).
 std::vector<Json> json_lines(const std::string& out);
 
+// The engine's refusal of a checkpoint folder (glass::Unsupported: an architecture or
+// feature it does not implement), or nothing when it opens the folder or the folder is
+// broken in another way.
+std::optional<std::string> engine_refusal(const std::string& dir);
+
 // main() of a fixture test over model folders: registers make_test(dir) as test
 // `suite.<folder name>` for every fixture folder holding `marker`, and fails (exit 1)
-// when there is none.
+// when there is none. A folder the engine refuses registers the same tests, each
+// skipped with the refusal.
 int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
                      const std::function<::testing::Test*(const std::string& dir)>& make_test);
 
