@@ -16,7 +16,7 @@
 #include "cli/runtime_options.h"
 #include "kernels/bandwidth.h"
 #include "kernels/thread_pool.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 
 namespace glass::cli {
 
@@ -62,7 +62,7 @@ Command add_bench_command(CLI::App& app) {
             Backend& backend = *backend_ptr;
             const std::string dir = resolve_model_dir(o->model);
             const auto load_start = std::chrono::steady_clock::now();
-            const Qwen2Model model = Qwen2Model::load(dir, load);
+            const DecoderModel model = DecoderModel::load(dir, load);
             const double load_s = seconds_since(load_start);
             const ModelConfig& c = model.config();
             if (o->prompt + o->generate > c.max_position_embeddings)

@@ -47,7 +47,7 @@ Command add_chat_command(CLI::App& app) {
             const auto backend = o->runtime.backend();
             const Tokenizer tokenizer = Tokenizer::load(dir);
             const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
-            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const SamplingParams params = o->generation.resolve(dir);
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : model.config().max_position_embeddings;
             KVCache cache(model.config(), kv, context);

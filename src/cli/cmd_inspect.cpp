@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "io/checkpoint.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 
 namespace glass::cli {
 
@@ -90,7 +90,7 @@ Command add_inspect_command(CLI::App& app) {
               c = ckpt->config();
             }
             if (o->format == "json") {
-              if (ckpt) Qwen2Model model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
+              if (ckpt) DecoderModel model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
               std::cout << inspect_json(c, kv, ckpt.get()).dump() << "\n";
               return 0;
             }
@@ -102,7 +102,7 @@ Command add_inspect_command(CLI::App& app) {
               return 0;
             }
             // Validates every tensor the forward pass reads against the config.
-            Qwen2Model model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
+            DecoderModel model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
             int64_t counted = 0;
             for (const TensorInfo* t : ckpt->tensors()) counted += t->numel();
             std::printf("weights               %s bytes (%s) in %zu file(s), %s parameters stored\n",

@@ -9,7 +9,7 @@
 #include "cli/model_source.h"
 #include "cli/token_ids.h"
 #include "cli/runtime_options.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 
 namespace glass::cli {
 
@@ -33,7 +33,7 @@ Command add_logits_command(CLI::App& app) {
             const std::vector<int32_t> ids = parse_token_ids(o->ids, "--ids");
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            Qwen2Model model = Qwen2Model::load(resolve_model_dir(o->model), o->runtime.load_options());
+            DecoderModel model = DecoderModel::load(resolve_model_dir(o->model), o->runtime.load_options());
             const ModelConfig& c = model.config();
             for (int32_t id : ids)
               if (id >= c.vocab_size)

@@ -124,7 +124,7 @@ Command add_run_command(CLI::App& app) {
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
             const Tokenizer tokenizer = Tokenizer::load(dir);
-            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const ModelConfig& c = model.config();
             const SamplingParams params = o->generation.resolve(dir);
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : c.max_position_embeddings;

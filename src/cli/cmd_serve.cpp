@@ -81,7 +81,7 @@ Command add_serve_command(CLI::App& app) {
             } catch (const Error& e) {
               std::fprintf(stderr, "glass serve: no chat template (%s); /v1/chat/completions will refuse requests\n", e.what());
             }
-            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const ModelConfig& c = model.config();
             const SamplingParams defaults = o->generation.resolve(dir);
 

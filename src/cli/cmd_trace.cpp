@@ -138,7 +138,7 @@ Command add_trace_command(CLI::App& app) {
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            const Qwen2Model model = Qwen2Model::load(dir, o->runtime.load_options());
+            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const ModelConfig& c = model.config();
 
             // The tokenizer names the tokens; with --ids it is optional.

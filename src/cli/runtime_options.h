@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kernels/backend.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 
 namespace glass::cli {
 

@@ -1,4 +1,4 @@
-// The operations the Qwen2 forward pass is written in. The reference kernels are the
+// The operations the decoder forward pass is written in. The reference kernels are the
 // oracle: plain loops, double accumulation. Fast kernels implement the same interface
 // and are tested against the reference on random inputs.
 #pragma once

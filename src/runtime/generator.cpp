@@ -32,7 +32,7 @@ struct Generator::Sequence {
   std::optional<FinishReason> finished;
 };
 
-Generator::Generator(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+Generator::Generator(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
                      int64_t context_length, int64_t prefill_chunk)
     : model_(model),
       kernels_(kernels),
@@ -192,7 +192,7 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   }
 }
 
-std::vector<GenerationResult> Generator::run_all(const Qwen2Model& model, Kernels& kernels, KVCache& cache,
+std::vector<GenerationResult> Generator::run_all(const DecoderModel& model, Kernels& kernels, KVCache& cache,
                                                  const Tokenizer& tokenizer, int64_t context_length,
                                                  std::vector<GenerationRequest> requests,
                                                  const std::function<void(const GenerationEvent&)>& on_event,

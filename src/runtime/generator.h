@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 #include "sampling/processor_chain.h"
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
@@ -80,7 +80,7 @@ class Generator {
  public:
   // `context_length`: the most positions one sequence may hold (prompt + output).
   // `prefill_chunk`: the most prompt rows one pass takes (bounds activation memory).
-  Generator(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+  Generator(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
             int64_t context_length, int64_t prefill_chunk = 512);
   ~Generator();
 
@@ -107,7 +107,7 @@ class Generator {
   const GenerationTimings& timings() const { return timings_; }
 
   // Convenience: run `requests` together to the end.
-  static std::vector<GenerationResult> run_all(const Qwen2Model& model, Kernels& kernels, KVCache& cache,
+  static std::vector<GenerationResult> run_all(const DecoderModel& model, Kernels& kernels, KVCache& cache,
                                                const Tokenizer& tokenizer, int64_t context_length,
                                                std::vector<GenerationRequest> requests,
                                                const std::function<void(const GenerationEvent&)>& on_event = {},
@@ -117,7 +117,7 @@ class Generator {
   struct Sequence;
   void finish(Sequence& s, FinishReason reason);
 
-  const Qwen2Model& model_;
+  const DecoderModel& model_;
   Kernels& kernels_;
   KVCache& cache_;
   const Tokenizer& tokenizer_;

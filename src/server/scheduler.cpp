@@ -60,7 +60,7 @@ void GenerationStream::end_with_error(std::string message) {
 
 namespace {
 
-int64_t effective_context(const Qwen2Model& model, const KVCache& cache, int64_t context) {
+int64_t effective_context(const DecoderModel& model, const KVCache& cache, int64_t context) {
   if (context <= 0) fail("context length must be positive, got ", context);
   context = std::min(context, model.config().max_position_embeddings);
   return std::min(context, cache.total_blocks() * cache.block_size());
@@ -68,7 +68,7 @@ int64_t effective_context(const Qwen2Model& model, const KVCache& cache, int64_t
 
 }  // namespace
 
-Scheduler::Scheduler(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+Scheduler::Scheduler(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
                      int64_t context_length, SchedulerOptions options)
     : model_(model),
       kernels_(kernels),

@@ -123,7 +123,7 @@ class Scheduler {
  public:
   // `context_length` is capped by the model's max_position_embeddings and by the
   // cache's capacity, so that every valid request can be admitted alone.
-  Scheduler(const Qwen2Model& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
+  Scheduler(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
             int64_t context_length, SchedulerOptions options);
   // Calls stop().
   ~Scheduler();
@@ -159,7 +159,7 @@ class Scheduler {
   void run();
   StreamedToken to_streamed(const Entry& e, const GenerationEvent& event) const;
 
-  const Qwen2Model& model_;
+  const DecoderModel& model_;
   Kernels& kernels_;
   KVCache& cache_;
   const Tokenizer& tokenizer_;

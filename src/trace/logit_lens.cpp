@@ -67,7 +67,7 @@ void LensCollector::record(const StageTensor& t) {
   else outputs_.push_back(keep(t, positions_));
 }
 
-LogitLens LensCollector::compute(const Qwen2Model& model, Kernels& kernels, int64_t top_k, const TokenText& text) const {
+LogitLens LensCollector::compute(const DecoderModel& model, Kernels& kernels, int64_t top_k, const TokenText& text) const {
   const ModelConfig& c = model.config();
   const int64_t vocab = c.vocab_size;
   LogitLens lens;

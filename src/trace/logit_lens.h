@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 #include "trace/trace_sink.h"
 
 namespace glass {
@@ -53,7 +53,7 @@ class LensCollector : public TraceSink {
   bool wants(std::string_view stage, int layer) const override;
   void record(const StageTensor& t) override;
 
-  LogitLens compute(const Qwen2Model& model, Kernels& kernels, int64_t top_k, const TokenText& text = {}) const;
+  LogitLens compute(const DecoderModel& model, Kernels& kernels, int64_t top_k, const TokenText& text = {}) const;
 
  private:
   struct Rows {

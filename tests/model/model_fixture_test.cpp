@@ -7,7 +7,7 @@
 
 #include "base/json_fields.h"
 #include "kernels/backend.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 #include "support/test_support.h"
 
 namespace glass {
@@ -32,7 +32,7 @@ class StageRecorder : public TraceSink {
   std::map<std::string, int64_t> widths;
 };
 
-std::vector<float> forward_all(const Qwen2Model& m, Kernels& k, const std::vector<int32_t>& ids,
+std::vector<float> forward_all(const DecoderModel& m, Kernels& k, const std::vector<int32_t>& ids,
                                TraceSink* trace = nullptr) {
   KVCache cache(m.config(), KVType::F32, static_cast<int64_t>(ids.size()) + 32);
   std::vector<float> logits;
@@ -49,13 +49,13 @@ class GoldenModel : public ::testing::Test {
  protected:
   void SetUp() override {
     golden_ = read_json_file(dir_ + "/golden.json");
-    model_ = std::make_unique<Qwen2Model>(Qwen2Model::load(dir_));
+    model_ = std::make_unique<DecoderModel>(DecoderModel::load(dir_));
     ASSERT_FALSE(golden_["cases"].empty()) << dir_ << ": golden.json has no cases";
   }
   std::string dir_;
   Backend backend_;
   Json golden_;
-  std::unique_ptr<Qwen2Model> model_;
+  std::unique_ptr<DecoderModel> model_;
 };
 
 class LogitsMatch : public GoldenModel {

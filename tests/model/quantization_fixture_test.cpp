@@ -7,14 +7,14 @@
 
 #include "base/json_fields.h"
 #include "kernels/backend.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 #include "support/test_support.h"
 #include "trace/logit_compare.h"
 
 namespace glass {
 namespace {
 
-std::vector<float> all_logits(const Qwen2Model& m, Kernels& k, KVType kv, const std::vector<int32_t>& ids) {
+std::vector<float> all_logits(const DecoderModel& m, Kernels& k, KVType kv, const std::vector<int32_t>& ids) {
   KVCache cache(m.config(), kv, static_cast<int64_t>(ids.size()));
   std::vector<float> logits;
   m.forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, k, logits);
@@ -40,7 +40,7 @@ class QuantizationReport : public ::testing::Test {
   void TestBody() override {
     const Json golden = read_json_file(dir_ + "/golden.json");
     Backend reference("reference", 1), cpu("cpu", 2);
-    const Qwen2Model ref_model = Qwen2Model::load(dir_);
+    const DecoderModel ref_model = DecoderModel::load(dir_);
     std::vector<std::vector<float>> expected;
     for (const Json& c : golden["cases"])
       expected.push_back(all_logits(ref_model, reference.kernels(), KVType::F32, c["ids"].get<std::vector<int32_t>>()));
@@ -57,7 +57,7 @@ class QuantizationReport : public ::testing::Test {
     for (const Variant& v : variants) {
       LoadOptions o;
       o.weight_type = v.weights;
-      const Qwen2Model model = Qwen2Model::load(dir_, o);
+      const DecoderModel model = DecoderModel::load(dir_, o);
       double kl_sum = 0, max_diff = 0;
       size_t rows = 0, agree = 0;
       for (size_t i = 0; i < expected.size(); ++i) {

@@ -14,7 +14,7 @@ using test::TempDir;
 
 struct Fixture {
   TempDir dir;
-  std::unique_ptr<Qwen2Model> model;
+  std::unique_ptr<DecoderModel> model;
   std::unique_ptr<Tokenizer> tokenizer;
   explicit Fixture(int32_t constant_token = -1) {
     if (constant_token >= 0) {
@@ -26,7 +26,7 @@ struct Fixture {
       for (const char* name : {"tokenizer.json", "tokenizer_config.json"})
         test::write_string(dir.file(name), test::read_string(test::demo_model_dir() + "/" + name));
     }
-    model = std::make_unique<Qwen2Model>(Qwen2Model::load(dir.path()));
+    model = std::make_unique<DecoderModel>(DecoderModel::load(dir.path()));
     tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(dir.path()));
   }
 };

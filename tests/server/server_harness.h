@@ -15,7 +15,7 @@
 #include "chat/chat_template.h"
 #include "kernels/backend.h"
 #include "model/kv_cache.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 #include "server/openai_server.h"
 #include "server/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -48,14 +48,14 @@ class TestServer {
   server::SchedulerStats stats() const { return scheduler_->stats(); }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const ChatTemplate& chat_template() const { return *chat_template_; }
-  const Qwen2Model& model() const { return *model_; }
+  const DecoderModel& model() const { return *model_; }
   Kernels& kernels() { return backend_->kernels(); }
   int64_t context_length() const { return scheduler_->context_length(); }
 
  private:
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ChatTemplate> chat_template_;
-  std::unique_ptr<Qwen2Model> model_;
+  std::unique_ptr<DecoderModel> model_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<KVCache> cache_;
   std::unique_ptr<server::Scheduler> scheduler_;

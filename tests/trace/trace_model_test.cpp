@@ -7,7 +7,7 @@
 #include <map>
 
 #include "kernels/backend.h"
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 #include "support/test_support.h"
 #include "trace/logit_lens.h"
 #include "trace/trace_recorder.h"
@@ -19,7 +19,7 @@ class TinyModel : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     test::write_tiny_checkpoint(dir_.path(), test::tiny_config());
-    model_ = std::make_unique<Qwen2Model>(Qwen2Model::load(dir_.path()));
+    model_ = std::make_unique<DecoderModel>(DecoderModel::load(dir_.path()));
     backend_ = std::make_unique<Backend>(GetParam(), 2);
   }
   std::vector<float> forward(const std::vector<int32_t>& ids, TraceSink* sink, bool all_logits = true) {
@@ -29,7 +29,7 @@ class TinyModel : public ::testing::TestWithParam<std::string> {
     return logits;
   }
   test::TempDir dir_;
-  std::unique_ptr<Qwen2Model> model_;
+  std::unique_ptr<DecoderModel> model_;
   std::unique_ptr<Backend> backend_;
   const std::vector<int32_t> ids_ = {5, 17, 99, 3, 42};
 };

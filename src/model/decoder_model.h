@@ -1,4 +1,4 @@
-// The Qwen2 decoder (Qwen2ForCausalLM), written over the Kernels interface.
+// The decoder of the Qwen family (Qwen2, Qwen2.5, Qwen3, Qwen3-MoE), written over the Kernels interface.
 #pragma once
 
 #include <memory>
@@ -20,10 +20,10 @@ struct LoadOptions {
   std::optional<WeightType> weight_type;
 };
 
-class Qwen2Model {
+class DecoderModel {
  public:
-  explicit Qwen2Model(std::shared_ptr<const Checkpoint> checkpoint, const LoadOptions& options = {});
-  static Qwen2Model load(const std::string& dir, const LoadOptions& options = {});
+  explicit DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const LoadOptions& options = {});
+  static DecoderModel load(const std::string& dir, const LoadOptions& options = {});
 
   const ModelConfig& config() const { return checkpoint_->config(); }
   const Checkpoint& checkpoint() const { return *checkpoint_; }

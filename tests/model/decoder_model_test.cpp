@@ -1,4 +1,4 @@
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace {
 using test::TempDir;
 using test::thrown_error;
 
-std::vector<float> run_prompt(const Qwen2Model& m, const std::vector<int32_t>& ids, bool all) {
+std::vector<float> run_prompt(const DecoderModel& m, const std::vector<int32_t>& ids, bool all) {
   KVCache cache(m.config(), KVType::F32, 64);
   ReferenceKernels k;
   std::vector<float> logits;
@@ -21,10 +21,10 @@ std::vector<float> run_prompt(const Qwen2Model& m, const std::vector<int32_t>& i
   return logits;
 }
 
-TEST(Qwen2Model, LogitsHaveTheVocabShapeAndAreFinite) {
+TEST(DecoderModel, LogitsHaveTheVocabShapeAndAreFinite) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
-  Qwen2Model m = Qwen2Model::load(tmp.path());
+  DecoderModel m = DecoderModel::load(tmp.path());
   const auto all = run_prompt(m, {1, 2, 3, 4}, true);
   ASSERT_EQ(all.size(), 4u * 128u);
   for (float v : all) ASSERT_TRUE(std::isfinite(v));
@@ -33,10 +33,10 @@ TEST(Qwen2Model, LogitsHaveTheVocabShapeAndAreFinite) {
   for (int i = 0; i < 128; ++i) EXPECT_EQ(last[i], all[3 * 128 + i]);
 }
 
-TEST(Qwen2Model, DecodeWithCacheEqualsFullRecompute) {
+TEST(DecoderModel, DecodeWithCacheEqualsFullRecompute) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
-  Qwen2Model m = Qwen2Model::load(tmp.path());
+  DecoderModel m = DecoderModel::load(tmp.path());
   const std::vector<int32_t> ids = {5, 17, 99, 3, 42, 7, 64, 1, 2, 127, 0, 33, 8, 9, 10, 11, 12, 13};
   for (KVType kv : {KVType::F32, KVType::BF16}) {
     // The full pass reads K/V back from a cache of the same type, so both round alike.
@@ -59,10 +59,10 @@ TEST(Qwen2Model, DecodeWithCacheEqualsFullRecompute) {
   }
 }
 
-TEST(Qwen2Model, MixedBatchEqualsSequencesAlone) {
+TEST(DecoderModel, MixedBatchEqualsSequencesAlone) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
-  Qwen2Model m = Qwen2Model::load(tmp.path());
+  DecoderModel m = DecoderModel::load(tmp.path());
   const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6, 7}, b = {100, 50};
   const auto alone_a = run_prompt(m, a, false), alone_b = run_prompt(m, b, false);
   KVCache cache(m.config(), KVType::F32, 64, 4);
@@ -80,31 +80,31 @@ TEST(Qwen2Model, MixedBatchEqualsSequencesAlone) {
   }
 }
 
-TEST(Qwen2Model, UntiedAndF32AndF16Checkpoints) {
+TEST(DecoderModel, UntiedAndF32AndF16Checkpoints) {
   ModelConfig c = test::tiny_config();
   c.tie_word_embeddings = false;
   for (DType d : {DType::F32, DType::F16, DType::BF16}) {
     TempDir tmp;
     test::write_tiny_checkpoint(tmp.path(), c, d);
-    Qwen2Model m = Qwen2Model::load(tmp.path());
+    DecoderModel m = DecoderModel::load(tmp.path());
     const auto logits = run_prompt(m, {3, 1, 4}, false);
     ASSERT_EQ(logits.size(), 128u);
     for (float v : logits) ASSERT_TRUE(std::isfinite(v)) << dtype_name(d);
   }
 }
 
-TEST(Qwen2Model, ConvertedWeightTypesStayClose) {
+TEST(DecoderModel, ConvertedWeightTypesStayClose) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config(), DType::F32);
   const std::vector<int32_t> ids = {9, 8, 7, 6, 5};
-  const auto ref = run_prompt(Qwen2Model::load(tmp.path()), ids, false);
+  const auto ref = run_prompt(DecoderModel::load(tmp.path()), ids, false);
   // Bounds on the relative rms logit error against f32 weights, a few times what each
   // format's rounding gives on this tiny model (hidden 32: little averaging of errors).
   for (auto [t, tol] : {std::pair{WeightType::BF16, 0.015f}, {WeightType::F16, 0.002f}, {WeightType::Q8_0, 0.03f},
                         {WeightType::Q4_0, 0.35f}}) {
     LoadOptions o;
     o.weight_type = t;
-    Qwen2Model m = Qwen2Model::load(tmp.path(), o);
+    DecoderModel m = DecoderModel::load(tmp.path(), o);
     EXPECT_EQ(m.weight_type(), t);
     const auto got = run_prompt(m, ids, false);
     double err = 0, norm = 0;
@@ -130,17 +130,17 @@ void edit_weights(const std::string& dir, const std::function<void(std::vector<T
   write_safetensors(dir + "/model.safetensors", ts);
 }
 
-TEST(Qwen2Model, MissingTensorNamesIt) {
+TEST(DecoderModel, MissingTensorNamesIt) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
   edit_weights(tmp.path(), [](auto& ts) {
     std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.1.self_attn.k_proj.bias"; });
   });
-  const std::string e = thrown_error([&] { Qwen2Model::load(tmp.path()); });
+  const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
   EXPECT_NE(e.find("tensor \"model.layers.1.self_attn.k_proj.bias\" is missing"), std::string::npos) << e;
 }
 
-TEST(Qwen2Model, WrongShapeNamesTensorAndConfig) {
+TEST(DecoderModel, WrongShapeNamesTensorAndConfig) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
   std::vector<uint16_t> wrong(64 * 32);
@@ -148,12 +148,12 @@ TEST(Qwen2Model, WrongShapeNamesTensorAndConfig) {
     for (auto& t : ts)
       if (t.name == "model.layers.0.mlp.up_proj.weight") t = {t.name, DType::BF16, {32, 64}, wrong.data(), wrong.size() * 2};
   });
-  const std::string e = thrown_error([&] { Qwen2Model::load(tmp.path()); });
+  const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
   EXPECT_NE(e.find("\"model.layers.0.mlp.up_proj.weight\" has shape [32, 64]"), std::string::npos) << e;
   EXPECT_NE(e.find("config.json implies [64, 32]"), std::string::npos) << e;
 }
 
-TEST(Qwen2Model, UnsupportedDtypeNamesIt) {
+TEST(DecoderModel, UnsupportedDtypeNamesIt) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
   std::vector<int8_t> q(32);
@@ -161,15 +161,15 @@ TEST(Qwen2Model, UnsupportedDtypeNamesIt) {
     for (auto& t : ts)
       if (t.name == "model.norm.weight") t = {t.name, DType::I8, {32}, q.data(), q.size()};
   });
-  const std::string e = thrown_error([&] { Qwen2Model::load(tmp.path()); });
+  const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
   EXPECT_NE(e.find("\"model.norm.weight\" has dtype I8"), std::string::npos) << e;
   EXPECT_NE(e.find("BF16, F16 and F32"), std::string::npos) << e;
 }
 
-TEST(Qwen2Model, RejectsOutOfRangeTokensAndFullCache) {
+TEST(DecoderModel, RejectsOutOfRangeTokensAndFullCache) {
   TempDir tmp;
   test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
-  Qwen2Model m = Qwen2Model::load(tmp.path());
+  DecoderModel m = DecoderModel::load(tmp.path());
   KVCache cache(m.config(), KVType::F32, 4, 4);
   ReferenceKernels k;
   std::vector<float> logits;
@@ -180,11 +180,11 @@ TEST(Qwen2Model, RejectsOutOfRangeTokensAndFullCache) {
   EXPECT_NE(e.find("KV cache is full"), std::string::npos) << e;
 }
 
-TEST(Qwen2Model, TwoModelsAreIndependent) {
+TEST(DecoderModel, TwoModelsAreIndependent) {
   TempDir a, b;
   test::write_tiny_checkpoint(a.path(), test::tiny_config(), DType::BF16, 1);
   test::write_tiny_checkpoint(b.path(), test::tiny_config(), DType::BF16, 2);
-  Qwen2Model ma = Qwen2Model::load(a.path()), mb = Qwen2Model::load(b.path());
+  DecoderModel ma = DecoderModel::load(a.path()), mb = DecoderModel::load(b.path());
   const auto la = run_prompt(ma, {1, 2}, false), lb = run_prompt(mb, {1, 2}, false);
   EXPECT_NE(la, lb);
   EXPECT_EQ(run_prompt(ma, {1, 2}, false), la);

@@ -1,4 +1,4 @@
-#include "model/qwen2_model.h"
+#include "model/decoder_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,11 +47,11 @@ void emit(TraceSink* trace, const char* stage, int layer, const float* data, std
 
 }  // namespace
 
-Qwen2Model Qwen2Model::load(const std::string& dir, const LoadOptions& options) {
-  return Qwen2Model(std::make_shared<const Checkpoint>(dir), options);
+DecoderModel DecoderModel::load(const std::string& dir, const LoadOptions& options) {
+  return DecoderModel(std::make_shared<const Checkpoint>(dir), options);
 }
 
-const TensorInfo& Qwen2Model::checked(const std::string& name, const std::vector<int64_t>& shape) {
+const TensorInfo& DecoderModel::checked(const std::string& name, const std::vector<int64_t>& shape) {
   const TensorInfo& t = checkpoint_->get(name);
   if (t.shape != shape)
     fail(t.file, ": tensor \"", name, "\" has shape ", t.shape_string(), " but ", checkpoint_->config_path(),
@@ -63,7 +63,7 @@ const TensorInfo& Qwen2Model::checked(const std::string& name, const std::vector
   return t;
 }
 
-WeightMatrix Qwen2Model::matrix(const std::string& name, int64_t rows, int64_t cols, const LoadOptions& options) {
+WeightMatrix DecoderModel::matrix(const std::string& name, int64_t rows, int64_t cols, const LoadOptions& options) {
   const TensorInfo& t = checked(name, {rows, cols});
   WeightMatrix w;
   stored_weight_type(t.dtype, &w.type);
@@ -116,7 +116,7 @@ WeightMatrix Qwen2Model::matrix(const std::string& name, int64_t rows, int64_t c
   return dst;
 }
 
-std::vector<float> Qwen2Model::vector(const std::string& name, int64_t size) {
+std::vector<float> DecoderModel::vector(const std::string& name, int64_t size) {
   const TensorInfo& t = checked(name, {size});
   std::vector<float> out(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {
@@ -130,7 +130,7 @@ std::vector<float> Qwen2Model::vector(const std::string& name, int64_t size) {
   return out;
 }
 
-Qwen2Model::Qwen2Model(std::shared_ptr<const Checkpoint> checkpoint, const LoadOptions& options)
+DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const LoadOptions& options)
     : checkpoint_(std::move(checkpoint)) {
   const ModelConfig& c = checkpoint_->config();
   const int64_t h = c.hidden_size;
@@ -156,7 +156,7 @@ Qwen2Model::Qwen2Model(std::shared_ptr<const Checkpoint> checkpoint, const LoadO
   }
 }
 
-size_t Qwen2Model::matrix_bytes() const {
+size_t DecoderModel::matrix_bytes() const {
   size_t n = embed_.bytes();
   if (lm_head_.data != embed_.data) n += lm_head_.bytes();
   for (const Layer& L : layers_)
@@ -164,14 +164,14 @@ size_t Qwen2Model::matrix_bytes() const {
   return n;
 }
 
-size_t Qwen2Model::decode_weight_bytes() const {
+size_t DecoderModel::decode_weight_bytes() const {
   size_t n = lm_head_.bytes();
   for (const Layer& L : layers_)
     for (const WeightMatrix* w : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) n += w->bytes();
   return n;
 }
 
-void Qwen2Model::project_to_vocab(const float* x, int64_t n, Kernels& k, std::vector<float>& logits) const {
+void DecoderModel::project_to_vocab(const float* x, int64_t n, Kernels& k, std::vector<float>& logits) const {
   const ModelConfig& c = config();
   std::vector<float> normed(static_cast<size_t>(n * c.hidden_size));
   k.rmsnorm(x, final_norm_.data(), n, c.hidden_size, static_cast<float>(c.rms_norm_eps), normed.data());
@@ -179,7 +179,7 @@ void Qwen2Model::project_to_vocab(const float* x, int64_t n, Kernels& k, std::ve
   k.matmul(lm_head_, normed.data(), n, nullptr, logits.data());
 }
 
-void Qwen2Model::forward(const Batch& batch, KVCache& cache, Kernels& k, std::vector<float>& logits,
+void DecoderModel::forward(const Batch& batch, KVCache& cache, Kernels& k, std::vector<float>& logits,
                          TraceSink* trace) const {
   const ModelConfig& c = config();
   const int64_t n = batch.size();
