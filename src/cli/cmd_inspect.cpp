@@ -8,27 +8,61 @@
 #include "cli/model_source.h"
 #include "io/checkpoint.h"
 #include "model/decoder_model.h"
+#include "model/rope.h"
 
 namespace glass::cli {
 
 namespace {
 
+std::string rope_text(const ModelConfig& c) {
+  const RopeScaling& s = c.rope_scaling;
+  if (s.type == RopeScalingType::kNone) return "none";
+  std::string text = str_cat(rope_scaling_type_name(s.type), ", factor ", s.factor);
+  if (s.type == RopeScalingType::kYarn) {
+    const RopeTable r = RopeTable::from_config(c);
+    text += str_cat(" over ", s.original_max_position_embeddings, " original positions, beta_fast ", s.beta_fast,
+                    " / beta_slow ", s.beta_slow, ", dimension pairs ", r.correction_low, "..", r.correction_high,
+                    " blended", s.truncate ? " (truncated)" : "", ", attention factor ", r.attention_factor);
+  }
+  return text;
+}
+
 void print_config(const ModelConfig& c) {
-  std::printf("architecture          %s\n", c.architecture.c_str());
+  std::printf("architecture          %s\n", architecture_class_name(c.architecture));
   std::printf("hidden size           %lld\n", static_cast<long long>(c.hidden_size));
   std::printf("layers                %lld\n", static_cast<long long>(c.num_layers));
   std::printf("attention heads       %lld query / %lld KV (GQA, %lld query heads per KV head)\n",
               static_cast<long long>(c.num_heads), static_cast<long long>(c.num_kv_heads),
               static_cast<long long>(c.num_heads / c.num_kv_heads));
-  std::printf("head dim              %lld\n", static_cast<long long>(c.head_dim));
-  std::printf("MLP intermediate      %lld\n", static_cast<long long>(c.intermediate_size));
+  std::printf("head dim              %lld%s\n", static_cast<long long>(c.head_dim),
+              c.q_dim() != c.hidden_size ? str_cat(" (heads x head dim = ", c.q_dim(), " != hidden ", c.hidden_size, ")").c_str()
+                                         : "");
+  std::printf("q/k/v bias            %s\n", c.attention_bias ? "yes" : "no");
+  std::printf("q/k norm              %s\n", c.qk_norm ? "yes (RMSNorm per head before RoPE)" : "no");
+  if (c.num_experts > 0) {
+    std::printf("experts               %lld of intermediate %lld, %lld routed per token%s\n",
+                static_cast<long long>(c.num_experts), static_cast<long long>(c.moe_intermediate_size),
+                static_cast<long long>(c.num_experts_per_tok), c.norm_topk_prob ? " (weights renormalised)" : "");
+    std::printf("sparse layers         %lld of %lld", static_cast<long long>(c.sparse_layer_count()),
+                static_cast<long long>(c.num_layers));
+    if (c.sparse_layer_count() < c.num_layers)
+      std::printf(" (dense MLP intermediate %lld elsewhere)", static_cast<long long>(c.intermediate_size));
+    std::printf("\n");
+  } else {
+    std::printf("MLP intermediate      %lld\n", static_cast<long long>(c.intermediate_size));
+  }
   std::printf("vocab rows            %lld\n", static_cast<long long>(c.vocab_size));
   std::printf("tied embeddings       %s\n", c.tie_word_embeddings ? "yes" : "no");
   std::printf("rope theta            %g\n", c.rope_theta);
+  std::printf("rope scaling          %s\n", rope_text(c).c_str());
   std::printf("rms norm eps          %g\n", c.rms_norm_eps);
   std::printf("max positions         %lld\n", static_cast<long long>(c.max_position_embeddings));
-  std::printf("parameters            %s (from the config's shapes)\n",
-              format_count(static_cast<unsigned long long>(c.parameter_count())).c_str());
+  std::printf("parameters            %s (from the config's shapes%s)\n",
+              format_count(static_cast<unsigned long long>(c.parameter_count())).c_str(),
+              c.tie_word_embeddings ? "; the tied embedding counted once" : "");
+  if (c.num_experts > 0)
+    std::printf("active per token      %s\n",
+                format_count(static_cast<unsigned long long>(c.active_parameter_count())).c_str());
 }
 
 void print_kv(const ModelConfig& c, KVType kv) {
@@ -48,6 +82,7 @@ Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
   const int64_t per_token = c.kv_bytes_per_token(kv_type_size(kv));
   Json j = {{"config", c.to_json()},
             {"parameters", c.parameter_count()},
+            {"active_parameters", c.active_parameter_count()},
             {"kv_cache", {{"dtype", kv_type_name(kv)},
                           {"bytes_per_token", per_token},
                           {"context", c.max_position_embeddings},

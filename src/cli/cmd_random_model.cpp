@@ -1,4 +1,4 @@
-// glass random-model: a random-weight checkpoint at a real Qwen2.5 shape.
+// glass random-model: a random-weight checkpoint at a real Qwen2.5 / Qwen3 / Qwen3-MoE shape.
 #include <iostream>
 #include <memory>
 
@@ -16,15 +16,19 @@ Command add_random_model_command(CLI::App& app) {
     std::string like, dtype = "bf16", out, tokenizer;
     uint64_t seed = 0;
     int32_t end_token = -1;
+    int64_t layers = 0;
     float end_token_gain = 0.6f;
     bool no_tokenizer = false, quiet = false;
   };
   auto o = std::make_shared<Options>();
   std::string shapes;
   for (const auto& n : model_preset_names()) shapes += (shapes.empty() ? "" : ", ") + n;
-  CLI::App* sub = app.add_subcommand("random-model", "Write a random-weight checkpoint at a real Qwen2.5 shape");
+  CLI::App* sub = app.add_subcommand("random-model", "Write a random-weight checkpoint at a real Qwen2.5 / Qwen3 shape");
   sub->add_option("--like", o->like, "Shape: " + shapes)->required();
   sub->add_option("--dtype", o->dtype, "bf16, f16 or f32")->capture_default_str();
+  sub->add_option("--layers", o->layers,
+                  "Keep only the first N layers of the shape (every other size stays real), to fit a big model "
+                  "such as qwen3-30b-a3b on a small machine");
   sub->add_option("--out", o->out, "Output folder")->required();
   sub->add_option("--seed", o->seed, "Seed; the same seed gives the same bytes")->capture_default_str();
   sub->add_option("--tokenizer", o->tokenizer, "Folder whose tokenizer files to copy (default: the built-in Qwen2.5 tokenizer)");
@@ -44,7 +48,12 @@ Command add_random_model_command(CLI::App& app) {
             else if (o->dtype == "f16") opts.dtype = DType::F16;
             else if (o->dtype == "f32") opts.dtype = DType::F32;
             else fail("--dtype: \"", o->dtype, "\" is not one of bf16, f16, f32");
-            const ModelConfig c = model_preset(o->like);
+            ModelConfig c = model_preset(o->like);
+            if (o->layers != 0) {
+              if (o->layers < 0 || o->layers > c.num_layers)
+                fail("--layers: ", o->layers, " is not between 1 and ", c.num_layers, " (the layers of ", o->like, ")");
+              c.num_layers = o->layers;
+            }
             const std::string tokenizer_dir = o->tokenizer.empty() ? demo_model_dir() : o->tokenizer;
             if (!o->no_tokenizer && !path_exists(tokenizer_dir + "/tokenizer.json"))
               fail("--tokenizer: ", tokenizer_dir, "/tokenizer.json does not exist");

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <initializer_list>
+#include <numeric>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "base/error.h"
 #include "base/half.h"
 #include "kernels/reference_kernels.h"
+#include "model/forward_trace.h"
 
 namespace glass {
 
@@ -30,22 +32,27 @@ bool stored_weight_type(DType d, WeightType* out) {
   }
 }
 
-// The axes arrive as an initializer_list (an array on the caller's stack), so without a
-// sink a stage costs one pointer test and no allocation.
-void emit(TraceSink* trace, const char* stage, int layer, const float* data, std::initializer_list<Axis> axes,
-          const Batch& batch) {
-  if (trace == nullptr || !trace->wants(stage, layer)) return;
-  StageTensor t;
-  t.stage = stage;
-  t.layer = layer;
-  t.data = data;
-  t.axes = axes;
-  t.positions = batch.positions.data();
-  t.tokens = batch.tokens.data();
-  trace->record(t);
-}
+// Tensors a checkpoint may carry that no forward pass reads: rotary tables some
+// exporters saved as buffers.
+bool ignorable_tensor(const std::string& name) { return name.ends_with(".rotary_emb.inv_freq"); }
 
 }  // namespace
+
+// Buffers of one forward pass, sized for its n rows.
+struct DecoderModel::Activations {
+  int64_t n = 0;
+  std::vector<float> x, xb, q, k, v, att, hidden;
+  std::vector<float> cos, sin;
+  std::vector<AttentionRow> rows;
+  int64_t max_length = 0;
+  // Mixture of experts: router outputs, each row's chosen experts (in descending
+  // probability) and their weights, and the experts' outputs per (row, choice).
+  std::vector<float> router_probs, expert_weights;
+  std::vector<int32_t> chosen;
+  std::vector<float> chosen_weight;
+  std::vector<float> expert_x, expert_hidden, expert_y, choice_out;
+  std::vector<int64_t> expert_rows;  // the choices (row * top_k + rank) routed to one expert
+};
 
 DecoderModel DecoderModel::load(const std::string& dir, const LoadOptions& options) {
   return DecoderModel(std::make_shared<const Checkpoint>(dir), options);
@@ -60,10 +67,13 @@ const TensorInfo& DecoderModel::checked(const std::string& name, const std::vect
   if (!stored_weight_type(t.dtype, &wt))
     fail(t.file, ": tensor \"", name, "\" has dtype ", dtype_name(t.dtype),
          "; supported weight dtypes are BF16, F16 and F32");
+  used_.push_back(name);
   return t;
 }
 
-WeightMatrix DecoderModel::matrix(const std::string& name, int64_t rows, int64_t cols, const LoadOptions& options) {
+WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t expert, int64_t rows, int64_t cols,
+                                  std::optional<WeightType> target_type) {
+  const std::string name = tensor_name(pattern, layer, expert);
   const TensorInfo& t = checked(name, {rows, cols});
   WeightMatrix w;
   stored_weight_type(t.dtype, &w.type);
@@ -72,7 +82,7 @@ WeightMatrix DecoderModel::matrix(const std::string& name, int64_t rows, int64_t
   w.row_bytes = weight_row_bytes(w.type, cols);
   w.data = t.data;
   const bool aligned = reinterpret_cast<uintptr_t>(t.data) % dtype_size(t.dtype) == 0;
-  const WeightType target = options.weight_type.value_or(w.type);
+  const WeightType target = target_type.value_or(w.type);
   if (target == w.type && aligned) return w;  // used in place from the map
 
   if (is_block_quantized(target) && cols % kQuantBlock != 0)
@@ -116,8 +126,8 @@ WeightMatrix DecoderModel::matrix(const std::string& name, int64_t rows, int64_t
   return dst;
 }
 
-std::vector<float> DecoderModel::vector(const std::string& name, int64_t size) {
-  const TensorInfo& t = checked(name, {size});
+std::vector<float> DecoderModel::vector(const char* pattern, int64_t layer, int64_t size) {
+  const TensorInfo& t = checked(tensor_name(pattern, layer), {size});
   std::vector<float> out(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {
     uint16_t h;
@@ -130,44 +140,93 @@ std::vector<float> DecoderModel::vector(const std::string& name, int64_t size) {
   return out;
 }
 
+void DecoderModel::refuse_unused_tensors() const {
+  const std::set<std::string> used(used_.begin(), used_.end());
+  const ModelConfig& c = config();
+  for (const TensorInfo* t : checkpoint_->tensors()) {
+    if (used.count(t->name) || ignorable_tensor(t->name)) continue;
+    // A tied checkpoint may still carry the output matrix; transformers ties over it.
+    if (c.tie_word_embeddings && t->name == names_.output) continue;
+    fail(t->file, ": tensor \"", t->name, "\" is not part of a ", architecture_class_name(c.architecture),
+         " with this config (", checkpoint_->config_path(),
+         "); the config and the weights describe different models (e.g. q_norm/k_norm belong to Qwen3, "
+         "q/k/v biases to Qwen2 or attention_bias, experts to Qwen3-MoE)");
+  }
+}
+
 DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const LoadOptions& options)
-    : checkpoint_(std::move(checkpoint)) {
+    : checkpoint_(std::move(checkpoint)), names_(kHuggingFaceTensorNames), rope_(RopeTable::from_config(config())) {
   const ModelConfig& c = checkpoint_->config();
+  const TensorNames& n = names_;
   const int64_t h = c.hidden_size;
-  embed_ = matrix("model.embed_tokens.weight", c.vocab_size, h, options);
-  lm_head_ = c.tie_word_embeddings ? embed_ : matrix("lm_head.weight", c.vocab_size, h, options);
-  final_norm_ = vector("model.norm.weight", h);
+  const auto wt = options.weight_type;
+  embed_ = matrix(n.token_embedding, -1, -1, c.vocab_size, h, wt);
+  lm_head_ = c.tie_word_embeddings ? embed_ : matrix(n.output, -1, -1, c.vocab_size, h, wt);
+  final_norm_ = vector(n.output_norm, -1, h);
   layers_.resize(static_cast<size_t>(c.num_layers));
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
     Layer& L = layers_[l];
-    L.input_norm = vector(p + "input_layernorm.weight", h);
-    L.post_norm = vector(p + "post_attention_layernorm.weight", h);
-    L.q = matrix(p + "self_attn.q_proj.weight", c.q_dim(), h, options);
-    L.k = matrix(p + "self_attn.k_proj.weight", c.kv_dim(), h, options);
-    L.v = matrix(p + "self_attn.v_proj.weight", c.kv_dim(), h, options);
-    L.q_bias = vector(p + "self_attn.q_proj.bias", c.q_dim());
-    L.k_bias = vector(p + "self_attn.k_proj.bias", c.kv_dim());
-    L.v_bias = vector(p + "self_attn.v_proj.bias", c.kv_dim());
-    L.o = matrix(p + "self_attn.o_proj.weight", h, c.q_dim(), options);
-    L.gate = matrix(p + "mlp.gate_proj.weight", c.intermediate_size, h, options);
-    L.up = matrix(p + "mlp.up_proj.weight", c.intermediate_size, h, options);
-    L.down = matrix(p + "mlp.down_proj.weight", h, c.intermediate_size, options);
+    L.attn_norm = vector(n.attn_norm, l, h);
+    L.ffn_norm = vector(n.ffn_norm, l, h);
+    L.q = matrix(n.attn_q, l, -1, c.q_dim(), h, wt);
+    L.k = matrix(n.attn_k, l, -1, c.kv_dim(), h, wt);
+    L.v = matrix(n.attn_v, l, -1, c.kv_dim(), h, wt);
+    L.o = matrix(n.attn_o, l, -1, h, c.q_dim(), wt);
+    if (c.attention_bias) {
+      L.q_bias = vector(n.attn_q_bias, l, c.q_dim());
+      L.k_bias = vector(n.attn_k_bias, l, c.kv_dim());
+      L.v_bias = vector(n.attn_v_bias, l, c.kv_dim());
+    }
+    if (c.qk_norm) {
+      L.q_norm = vector(n.attn_q_norm, l, c.head_dim);
+      L.k_norm = vector(n.attn_k_norm, l, c.head_dim);
+    }
+    if (c.is_sparse_layer(l)) {
+      L.router = matrix(n.ffn_router, l, -1, c.num_experts, h, std::nullopt);
+      L.experts.resize(static_cast<size_t>(c.num_experts));
+      for (int64_t e = 0; e < c.num_experts; ++e) {
+        Expert& E = L.experts[e];
+        E.gate = matrix(n.expert_gate, l, e, c.moe_intermediate_size, h, wt);
+        E.up = matrix(n.expert_up, l, e, c.moe_intermediate_size, h, wt);
+        E.down = matrix(n.expert_down, l, e, h, c.moe_intermediate_size, wt);
+      }
+    } else {
+      L.gate = matrix(n.ffn_gate, l, -1, c.intermediate_size, h, wt);
+      L.up = matrix(n.ffn_up, l, -1, c.intermediate_size, h, wt);
+      L.down = matrix(n.ffn_down, l, -1, h, c.intermediate_size, wt);
+    }
   }
+  refuse_unused_tensors();
+  used_.clear();
+  used_.shrink_to_fit();
+}
+
+WeightType DecoderModel::weight_type() const {
+  if (layers_.empty()) return embed_.type;
+  const Layer& L = layers_[0];
+  return L.sparse() ? L.experts[0].gate.type : L.gate.type;
 }
 
 size_t DecoderModel::matrix_bytes() const {
   size_t n = embed_.bytes();
   if (lm_head_.data != embed_.data) n += lm_head_.bytes();
-  for (const Layer& L : layers_)
-    for (const WeightMatrix* w : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) n += w->bytes();
+  for (const Layer& L : layers_) {
+    for (const WeightMatrix* w : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router}) n += w->bytes();
+    for (const Expert& e : L.experts) n += e.gate.bytes() + e.up.bytes() + e.down.bytes();
+  }
   return n;
 }
 
 size_t DecoderModel::decode_weight_bytes() const {
+  const auto routed = static_cast<size_t>(config().num_experts_per_tok);
   size_t n = lm_head_.bytes();
-  for (const Layer& L : layers_)
-    for (const WeightMatrix* w : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down}) n += w->bytes();
+  for (const Layer& L : layers_) {
+    for (const WeightMatrix* w : {&L.q, &L.k, &L.v, &L.o, &L.gate, &L.up, &L.down, &L.router}) n += w->bytes();
+    if (L.sparse()) {
+      const Expert& e = L.experts[0];  // every expert has the same shape and type
+      n += routed * (e.gate.bytes() + e.up.bytes() + e.down.bytes());
+    }
+  }
   return n;
 }
 
@@ -179,12 +238,150 @@ void DecoderModel::project_to_vocab(const float* x, int64_t n, Kernels& k, std::
   k.matmul(lm_head_, normed.data(), n, nullptr, logits.data());
 }
 
+// x += o_proj(attention(rope(norm(q)), rope(norm(k)), v)), with q, k, v projected from
+// the input-normed x (+ bias) and K/V written into the cache.
+void DecoderModel::attention_block(const Layer& w, int layer, const Batch& batch, KVCache& cache, Kernels& k,
+                                   Activations& a, ForwardTrace& trace) const {
+  const ModelConfig& c = config();
+  const int64_t n = a.n, H = c.hidden_size, nh = c.num_heads, nkv = c.num_kv_heads, hd = c.head_dim;
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+
+  k.rmsnorm(a.x.data(), w.attn_norm.data(), n, H, eps, a.xb.data());
+  trace.emit(Stage::kAttnNorm, layer, a.xb.data(), {n, H});
+  const MatmulOutput qkv[3] = {{&w.q, bias(w.q_bias), a.q.data()},
+                               {&w.k, bias(w.k_bias), a.k.data()},
+                               {&w.v, bias(w.v_bias), a.v.data()}};
+  k.matmul_multi(qkv, 3, a.xb.data(), n);
+  trace.emit(Stage::kQ, layer, a.q.data(), {n, nh, hd});
+  trace.emit(Stage::kK, layer, a.k.data(), {n, nkv, hd});
+  trace.emit(Stage::kV, layer, a.v.data(), {n, nkv, hd});
+  if (!w.q_norm.empty()) {  // Qwen3: each head's q and k RMS-normalised before RoPE
+    k.rmsnorm(a.q.data(), w.q_norm.data(), n * nh, hd, eps, a.q.data());
+    k.rmsnorm(a.k.data(), w.k_norm.data(), n * nkv, hd, eps, a.k.data());
+    trace.emit(Stage::kQNorm, layer, a.q.data(), {n, nh, hd});
+    trace.emit(Stage::kKNorm, layer, a.k.data(), {n, nkv, hd});
+  }
+  k.rope(a.q.data(), n, nh, hd, a.cos.data(), a.sin.data());
+  k.rope(a.k.data(), n, nkv, hd, a.cos.data(), a.sin.data());
+  trace.emit(Stage::kQRope, layer, a.q.data(), {n, nh, hd});
+  trace.emit(Stage::kKRope, layer, a.k.data(), {n, nkv, hd});
+  for (int64_t t = 0; t < n; ++t) {
+    const int32_t s = batch.sequences[t], p = batch.positions[t];
+    store_kv_row(cache.type(), &a.k[t * nkv * hd], nkv * hd, cache.slot(layer, 0, s, p));
+    store_kv_row(cache.type(), &a.v[t * nkv * hd], nkv * hd, cache.slot(layer, 1, s, p));
+  }
+  AttentionArgs args;
+  args.q = a.q.data();
+  args.out = a.att.data();
+  args.n = n;
+  args.heads = nh;
+  args.kv_heads = nkv;
+  args.head_dim = hd;
+  args.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  args.kv_type = cache.type();
+  args.k_base = cache.layer_base(layer, 0);
+  args.v_base = cache.layer_base(layer, 1);
+  args.block_stride = cache.block_stride();
+  args.block_size = cache.block_size();
+  args.rows = a.rows.data();
+  k.attention(args);
+  trace.replay_attention(layer, args, a.max_length, k);
+  trace.emit(Stage::kAttnOut, layer, a.att.data(), {n, nh, hd});
+  k.matmul(w.o, a.att.data(), n, nullptr, a.xb.data());
+  trace.emit(Stage::kOProj, layer, a.xb.data(), {n, H});
+  k.add(a.x.data(), a.xb.data(), n * H);
+  trace.emit(Stage::kAttnResidual, layer, a.x.data(), {n, H});
+}
+
+// xb = down(silu(gate(xb)) * up(xb)).
+void DecoderModel::dense_mlp(const Layer& w, int layer, int64_t n, Kernels& k, Activations& a,
+                             ForwardTrace& trace) const {
+  const int64_t H = config().hidden_size, I = w.gate.rows;
+  trace.replay_gate_up(layer, w.gate, w.up, a.xb.data(), n, k);
+  k.mlp_gate_up(w.gate, w.up, a.xb.data(), n, a.hidden.data());
+  trace.emit(Stage::kMlpAct, layer, a.hidden.data(), {n, I});
+  k.matmul(w.down, a.hidden.data(), n, nullptr, a.xb.data());
+  trace.emit(Stage::kDown, layer, a.xb.data(), {n, H});
+}
+
+// xb = sum over the row's top-k experts e of weight_e * down_e(silu(gate_e(xb)) * up_e(xb))
+// (transformers' Qwen3MoeSparseMoeBlock). The rows routed to one expert run as one
+// matmul, so a batch reads each expert once; every row's sum runs over its own choices
+// in rank order, so its result does not depend on what else is in the batch.
+void DecoderModel::moe_mlp(const Layer& w, int layer, int64_t n, Kernels& k, Activations& a,
+                           ForwardTrace& trace) const {
+  const ModelConfig& c = config();
+  const int64_t H = c.hidden_size, E = c.num_experts, K = c.num_experts_per_tok, I = c.moe_intermediate_size;
+
+  // Router: softmax over all experts (in double; transformers uses float32), top-k, and
+  // renormalisation of the chosen weights when norm_topk_prob.
+  a.router_probs.resize(static_cast<size_t>(n * E));
+  k.matmul(w.router, a.xb.data(), n, nullptr, a.router_probs.data());
+  a.chosen.resize(static_cast<size_t>(n * K));
+  a.chosen_weight.resize(static_cast<size_t>(n * K));
+  std::vector<int32_t> order(static_cast<size_t>(E));
+  for (int64_t t = 0; t < n; ++t) {
+    float* p = &a.router_probs[t * E];
+    const float top = *std::max_element(p, p + E);
+    double sum = 0;
+    for (int64_t e = 0; e < E; ++e) sum += std::exp(static_cast<double>(p[e]) - top);
+    for (int64_t e = 0; e < E; ++e) p[e] = static_cast<float>(std::exp(static_cast<double>(p[e]) - top) / sum);
+    std::iota(order.begin(), order.end(), 0);
+    // Descending probability; equal probabilities keep the lower expert first.
+    std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                      [p](int32_t x, int32_t y) { return p[x] > p[y] || (p[x] == p[y] && x < y); });
+    double chosen_sum = 0;
+    for (int64_t r = 0; r < K; ++r) chosen_sum += p[order[r]];
+    for (int64_t r = 0; r < K; ++r) {
+      a.chosen[t * K + r] = order[r];
+      a.chosen_weight[t * K + r] =
+          static_cast<float>(c.norm_topk_prob ? p[order[r]] / chosen_sum : static_cast<double>(p[order[r]]));
+    }
+  }
+  trace.emit(Stage::kRouterProbs, layer, a.router_probs.data(), {n, E});
+  if (trace.wants(Stage::kExpertWeights, layer)) {
+    a.expert_weights.assign(static_cast<size_t>(n * E), 0.0f);
+    for (int64_t i = 0; i < n * K; ++i) a.expert_weights[(i / K) * E + a.chosen[i]] = a.chosen_weight[i];
+    trace.emit(Stage::kExpertWeights, layer, a.expert_weights.data(), {n, E});
+  }
+
+  // Each expert over the rows that chose it; outputs land at (row, rank).
+  a.choice_out.resize(static_cast<size_t>(n * K * H));
+  for (int64_t e = 0; e < E; ++e) {
+    a.expert_rows.clear();
+    for (int64_t i = 0; i < n * K; ++i)
+      if (a.chosen[i] == e) a.expert_rows.push_back(i);
+    const auto m = static_cast<int64_t>(a.expert_rows.size());
+    if (m == 0) continue;
+    a.expert_x.resize(static_cast<size_t>(m * H));
+    a.expert_hidden.resize(static_cast<size_t>(m * I));
+    a.expert_y.resize(static_cast<size_t>(m * H));
+    for (int64_t j = 0; j < m; ++j)
+      std::memcpy(&a.expert_x[j * H], &a.xb[(a.expert_rows[j] / K) * H], static_cast<size_t>(H) * sizeof(float));
+    const Expert& ex = w.experts[e];
+    k.mlp_gate_up(ex.gate, ex.up, a.expert_x.data(), m, a.expert_hidden.data());
+    k.matmul(ex.down, a.expert_hidden.data(), m, nullptr, a.expert_y.data());
+    for (int64_t j = 0; j < m; ++j)
+      std::memcpy(&a.choice_out[a.expert_rows[j] * H], &a.expert_y[j * H], static_cast<size_t>(H) * sizeof(float));
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    float* out = &a.xb[t * H];
+    std::fill(out, out + H, 0.0f);
+    for (int64_t r = 0; r < K; ++r) {
+      const float weight = a.chosen_weight[t * K + r];
+      const float* y = &a.choice_out[(t * K + r) * H];
+      for (int64_t i = 0; i < H; ++i) out[i] += weight * y[i];
+    }
+  }
+  trace.emit(Stage::kMoeOut, layer, a.xb.data(), {n, H});
+}
+
 void DecoderModel::forward(const Batch& batch, KVCache& cache, Kernels& k, std::vector<float>& logits,
-                         TraceSink* trace) const {
+                           TraceSink* sink) const {
   const ModelConfig& c = config();
   const int64_t n = batch.size();
-  const int64_t H = c.hidden_size, nh = c.num_heads, nkv = c.num_kv_heads, hd = c.head_dim;
-  const int64_t I = c.intermediate_size;
+  const int64_t H = c.hidden_size;
   const auto eps = static_cast<float>(c.rms_norm_eps);
   logits.clear();
   if (n == 0) return;
@@ -199,148 +396,69 @@ void DecoderModel::forward(const Batch& batch, KVCache& cache, Kernels& k, std::
     if (!cache.reserve(batch.sequences[t], batch.positions[t] + 1))
       fail("KV cache is full: no free block for position ", batch.positions[t], " of sequence ", batch.sequences[t]);
 
-  std::vector<float> x(n * H), xb(n * H), q(n * nh * hd), kk(n * nkv * hd), v(n * nkv * hd);
-  std::vector<float> att(n * nh * hd), gate(n * I);
+  ForwardTrace trace(sink, batch);
+  Activations a;
+  a.n = n;
+  a.x.resize(n * H);
+  a.xb.resize(n * H);
+  a.q.resize(n * c.q_dim());
+  a.k.resize(n * c.kv_dim());
+  a.v.resize(n * c.kv_dim());
+  a.att.resize(n * c.q_dim());
+  a.hidden.resize(n * c.intermediate_size);
 
-  // Token embedding.
-  for (int64_t t = 0; t < n; ++t) dequantize_row(embed_, batch.tokens[t], &x[t * H]);
-  emit(trace, "embed", -1, x.data(), {{"pos", n}, {"hidden", H}}, batch);
+  for (int64_t t = 0; t < n; ++t) dequantize_row(embed_, batch.tokens[t], &a.x[t * H]);
+  trace.emit(Stage::kEmbed, -1, a.x.data(), {n, H});
 
-  // RoPE angles for each row's position: inv_freq_i = theta^(-2i / head_dim).
-  const int64_t half = hd / 2;
-  std::vector<float> cos(n * half), sin(n * half);
-  for (int64_t t = 0; t < n; ++t) {
-    for (int64_t i = 0; i < half; ++i) {
-      const double inv_freq = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
-      const double angle = batch.positions[t] * inv_freq;
-      cos[t * half + i] = static_cast<float>(std::cos(angle));
-      sin[t * half + i] = static_cast<float>(std::sin(angle));
-    }
-  }
+  const int64_t half = c.head_dim / 2;
+  a.cos.resize(n * half);
+  a.sin.resize(n * half);
+  rope_.angles(batch.positions.data(), n, a.cos.data(), a.sin.data());
 
   // Each row attends to positions 0..pos of its own sequence.
-  std::vector<AttentionRow> rows(n);
-  int64_t max_len = 0;
+  a.rows.resize(n);
   for (int64_t t = 0; t < n; ++t) {
-    rows[t].block_ids = cache.block_table(batch.sequences[t]).data();
-    rows[t].length = batch.positions[t] + 1;
-    max_len = std::max(max_len, rows[t].length);
+    a.rows[t].block_ids = cache.block_table(batch.sequences[t]).data();
+    a.rows[t].length = batch.positions[t] + 1;
+    a.max_length = std::max(a.max_length, a.rows[t].length);
   }
-  // Only for the trace: copies computed beside the real path (see below).
-  std::vector<float> attn_weights, attn_scores, att_seen, gate_seen, up_seen;
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const Layer& w = layers_[l];
     const int layer = static_cast<int>(l);
-
-    // Attention block: x += o_proj(attention(rope(q), rope(k), v)).
-    k.rmsnorm(x.data(), w.input_norm.data(), n, H, eps, xb.data());
-    emit(trace, "attn_norm", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
-    const MatmulOutput qkv[3] = {{&w.q, w.q_bias.data(), q.data()},
-                                 {&w.k, w.k_bias.data(), kk.data()},
-                                 {&w.v, w.v_bias.data(), v.data()}};
-    k.matmul_multi(qkv, 3, xb.data(), n);
-    emit(trace, "q", layer, q.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
-    emit(trace, "k", layer, kk.data(), {{"pos", n}, {"kv_heads", nkv}, {"dim", hd}}, batch);
-    emit(trace, "v", layer, v.data(), {{"pos", n}, {"kv_heads", nkv}, {"dim", hd}}, batch);
-    k.rope(q.data(), n, nh, hd, cos.data(), sin.data());
-    k.rope(kk.data(), n, nkv, hd, cos.data(), sin.data());
-    emit(trace, "q_rope", layer, q.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
-    emit(trace, "k_rope", layer, kk.data(), {{"pos", n}, {"kv_heads", nkv}, {"dim", hd}}, batch);
-    for (int64_t t = 0; t < n; ++t) {
-      store_kv_row(cache.type(), &kk[t * nkv * hd], nkv * hd, cache.slot(layer, 0, batch.sequences[t], batch.positions[t]));
-      store_kv_row(cache.type(), &v[t * nkv * hd], nkv * hd, cache.slot(layer, 1, batch.sequences[t], batch.positions[t]));
-    }
-    AttentionArgs a;
-    a.q = q.data();
-    a.out = att.data();
-    a.n = n;
-    a.heads = nh;
-    a.kv_heads = nkv;
-    a.head_dim = hd;
-    a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-    a.kv_type = cache.type();
-    a.k_base = cache.layer_base(layer, 0);
-    a.v_base = cache.layer_base(layer, 1);
-    a.block_stride = cache.block_stride();
-    a.block_size = cache.block_size();
-    a.rows = rows.data();
-    k.attention(a);
-    // The trace observes and never changes what is computed: scores and weights come
-    // from a second attention call (the fast kernels hand it to the reference, which
-    // keeps them) whose output is thrown away, so attn_out is what an untraced run gets.
-    const bool want_scores = trace != nullptr && trace->wants("attn_scores", layer);
-    const bool want_weights = trace != nullptr && trace->wants("attn_weights", layer);
-    if (want_scores || want_weights) {
-      AttentionArgs seen = a;
-      att_seen.resize(att.size());
-      seen.out = att_seen.data();
-      seen.weights_stride = max_len;
-      if (want_scores) {
-        attn_scores.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
-        seen.scores_out = attn_scores.data();
-      }
-      if (want_weights) {
-        attn_weights.assign(static_cast<size_t>(n * nh * max_len), 0.0f);
-        seen.weights_out = attn_weights.data();
-      }
-      k.attention(seen);
-    }
-    if (want_scores)
-      emit(trace, "attn_scores", layer, attn_scores.data(), {{"pos", n}, {"heads", nh}, {"keys", max_len}}, batch);
-    if (want_weights)
-      emit(trace, "attn_weights", layer, attn_weights.data(), {{"pos", n}, {"heads", nh}, {"keys", max_len}}, batch);
-    emit(trace, "attn_out", layer, att.data(), {{"pos", n}, {"heads", nh}, {"dim", hd}}, batch);
-    k.matmul(w.o, att.data(), n, nullptr, xb.data());
-    emit(trace, "o_proj", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
-    k.add(x.data(), xb.data(), n * H);
-    emit(trace, "attn_residual", layer, x.data(), {{"pos", n}, {"hidden", H}}, batch);
-
-    // MLP block: x += down(silu(gate(x)) * up(x)).
-    k.rmsnorm(x.data(), w.post_norm.data(), n, H, eps, xb.data());
-    emit(trace, "mlp_norm", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
-    // The fast kernels fuse gate and up; the trace gets them from separate matmuls
-    // beside the fused path, which stays as an untraced run computes it.
-    if (trace != nullptr && (trace->wants("gate", layer) || trace->wants("up", layer))) {
-      gate_seen.resize(gate.size());
-      up_seen.resize(gate.size());
-      k.matmul(w.gate, xb.data(), n, nullptr, gate_seen.data());
-      k.matmul(w.up, xb.data(), n, nullptr, up_seen.data());
-      emit(trace, "gate", layer, gate_seen.data(), {{"pos", n}, {"intermediate", I}}, batch);
-      emit(trace, "up", layer, up_seen.data(), {{"pos", n}, {"intermediate", I}}, batch);
-    }
-    k.mlp_gate_up(w.gate, w.up, xb.data(), n, gate.data());
-    emit(trace, "mlp_act", layer, gate.data(), {{"pos", n}, {"intermediate", I}}, batch);
-    k.matmul(w.down, gate.data(), n, nullptr, xb.data());
-    emit(trace, "down", layer, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
-    k.add(x.data(), xb.data(), n * H);
-    emit(trace, "output", layer, x.data(), {{"pos", n}, {"hidden", H}}, batch);
+    attention_block(w, layer, batch, cache, k, a, trace);
+    k.rmsnorm(a.x.data(), w.ffn_norm.data(), n, H, eps, a.xb.data());
+    trace.emit(Stage::kMlpNorm, layer, a.xb.data(), {n, H});
+    if (w.sparse()) moe_mlp(w, layer, n, k, a, trace);
+    else dense_mlp(w, layer, n, k, a, trace);
+    k.add(a.x.data(), a.xb.data(), n * H);
+    trace.emit(Stage::kOutput, layer, a.x.data(), {n, H});
   }
   for (int64_t t = 0; t < n; ++t) cache.mark_written(batch.sequences[t], batch.positions[t]);
 
-  if (trace != nullptr && trace->wants("final_norm", -1)) {
-    k.rmsnorm(x.data(), final_norm_.data(), n, H, eps, xb.data());
-    emit(trace, "final_norm", -1, xb.data(), {{"pos", n}, {"hidden", H}}, batch);
+  if (trace.wants(Stage::kFinalNorm, -1)) {
+    k.rmsnorm(a.x.data(), final_norm_.data(), n, H, eps, a.xb.data());
+    trace.emit(Stage::kFinalNorm, -1, a.xb.data(), {n, H});
   }
 
   // Logits only for the rows that asked: a sequence's last real position.
   const int64_t m = batch.logit_rows();
   if (m == 0) return;
   std::vector<float> picked;
-  const float* src = x.data();
+  const float* src = a.x.data();
   if (m != n) {
     picked.reserve(static_cast<size_t>(m * H));
     for (int64_t t = 0; t < n; ++t)
-      if (batch.want_logits[t]) picked.insert(picked.end(), &x[t * H], &x[t * H] + H);
+      if (batch.want_logits[t]) picked.insert(picked.end(), &a.x[t * H], &a.x[t * H] + H);
     src = picked.data();
   }
   project_to_vocab(src, m, k, logits);
-  if (trace != nullptr && trace->wants("logits", -1)) {
+  if (trace.wants(Stage::kLogits, -1)) {
     // The logits rows are a subset of the batch rows; report their positions and tokens.
     Batch rows_batch;
     for (int64_t t = 0; t < n; ++t)
       if (batch.want_logits[t]) rows_batch.add(batch.tokens[t], batch.positions[t], batch.sequences[t], true);
-    emit(trace, "logits", -1, logits.data(), {{"pos", m}, {"vocab", c.vocab_size}}, rows_batch);
+    trace.emit(Stage::kLogits, -1, logits.data(), {m, c.vocab_size}, &rows_batch);
   }
 }
 

@@ -1,4 +1,7 @@
-// The decoder of the Qwen family (Qwen2, Qwen2.5, Qwen3, Qwen3-MoE), written over the Kernels interface.
+// The decoder of the Qwen family (Qwen2, Qwen2.5, Qwen3, Qwen3-MoE), written over the
+// Kernels interface. One forward pass for every architecture: what differs (q/k/v bias,
+// per-head q/k norm, head_dim, the RoPE table, dense or mixture-of-experts MLP per
+// layer, tied output) is data in the ModelConfig and in the weights that are present.
 #pragma once
 
 #include <memory>
@@ -10,13 +13,18 @@
 #include "kernels/kernels.h"
 #include "model/batch.h"
 #include "model/kv_cache.h"
+#include "model/rope.h"
+#include "model/tensor_names.h"
 #include "trace/trace_sink.h"
 
 namespace glass {
 
+class ForwardTrace;
+
 struct LoadOptions {
-  // Convert every weight matrix to this type at load; unset keeps the stored type
-  // (bf16 / f16 / f32 are then used in place from the memory map).
+  // Convert every weight matrix to this type at load (the MoE router excepted: it stays
+  // as stored, since rounding it changes which experts a token takes); unset keeps the
+  // stored type (bf16 / f16 / f32 are then used in place from the memory map).
   std::optional<WeightType> weight_type;
 };
 
@@ -27,13 +35,15 @@ class DecoderModel {
 
   const ModelConfig& config() const { return checkpoint_->config(); }
   const Checkpoint& checkpoint() const { return *checkpoint_; }
+  const RopeTable& rope() const { return rope_; }
   // Bytes of weight matrices as the kernels read them.
   size_t matrix_bytes() const;
-  // Weight bytes one decode step reads: every layer matrix and the lm_head (the
+  // Weight bytes one decode step reads: every attention matrix, the routed experts only
+  // (num_experts_per_tok of each sparse layer) with its router, and the lm_head (the
   // embedding contributes one row).
   size_t decode_weight_bytes() const;
   // The type of the largest matrices (for reports).
-  WeightType weight_type() const { return layers_.empty() ? embed_.type : layers_[0].gate.type; }
+  WeightType weight_type() const;
 
   // Runs every row of `batch`, writing its K/V into `cache` (the sequences must exist),
   // and stores the logits of the rows with want_logits into `logits`
@@ -45,17 +55,37 @@ class DecoderModel {
   void project_to_vocab(const float* x, int64_t n, Kernels& kernels, std::vector<float>& logits) const;
 
  private:
-  struct Layer {
-    std::vector<float> input_norm, post_norm;
-    WeightMatrix q, k, v, o, gate, up, down;
-    std::vector<float> q_bias, k_bias, v_bias;
+  struct Expert {
+    WeightMatrix gate, up, down;
   };
+  struct Layer {
+    std::vector<float> attn_norm, ffn_norm;
+    WeightMatrix q, k, v, o;
+    std::vector<float> q_bias, k_bias, v_bias;  // empty without attention bias
+    std::vector<float> q_norm, k_norm;          // empty without per-head q/k norm
+    WeightMatrix gate, up, down;                // dense MLP
+    WeightMatrix router;                        // mixture of experts: [experts, hidden]
+    std::vector<Expert> experts;
+    bool sparse() const { return !experts.empty(); }
+  };
+  // Per-forward buffers (one forward at a time per call; the model itself stays const).
+  struct Activations;
 
-  WeightMatrix matrix(const std::string& name, int64_t rows, int64_t cols, const LoadOptions& options);
-  std::vector<float> vector(const std::string& name, int64_t size);
+  void attention_block(const Layer& w, int layer, const Batch& batch, KVCache& cache, Kernels& k, Activations& a,
+                       ForwardTrace& trace) const;
+  void dense_mlp(const Layer& w, int layer, int64_t n, Kernels& k, Activations& a, ForwardTrace& trace) const;
+  void moe_mlp(const Layer& w, int layer, int64_t n, Kernels& k, Activations& a, ForwardTrace& trace) const;
+
+  WeightMatrix matrix(const char* pattern, int64_t layer, int64_t expert, int64_t rows, int64_t cols,
+                      std::optional<WeightType> target);
+  std::vector<float> vector(const char* pattern, int64_t layer, int64_t size);
   const TensorInfo& checked(const std::string& name, const std::vector<int64_t>& shape);
+  void refuse_unused_tensors() const;
 
   std::shared_ptr<const Checkpoint> checkpoint_;
+  const TensorNames& names_;
+  RopeTable rope_;
+  std::vector<std::string> used_;  // tensors the model reads, to report the others
   std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted or realigned weights
   WeightMatrix embed_;
   WeightMatrix lm_head_;

@@ -1,4 +1,5 @@
-// Random-weight checkpoints at real Qwen2.5 shapes, in the Hugging Face layout.
+// Random-weight checkpoints at real Qwen2.5 / Qwen3 / Qwen3-MoE shapes, in the Hugging
+// Face layout.
 // Benchmarks use them (speed does not depend on values) and the build makes the demo
 // model with them. The same seed gives the same bytes on every machine.
 #pragma once
@@ -12,8 +13,8 @@
 
 namespace glass {
 
-// "demo", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b",
-// "qwen2.5-32b", "qwen2.5-72b" (the "qwen2.5-" prefix is optional).
+// "demo", "qwen2.5-0.5b" ... "qwen2.5-72b" (the "qwen2.5-" prefix is optional),
+// "qwen3-0.6b" ... "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b".
 ModelConfig model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();
 
@@ -29,7 +30,7 @@ struct RandomCheckpointOptions {
   float end_token_gain = 0.6f;
 };
 
-// Writes config.json, generation_config.json (Qwen2.5-Instruct's) and model.safetensors
+// Writes config.json, generation_config.json (Qwen2.5-Instruct's or Qwen3's) and model.safetensors
 // into `dir` (created if needed). Tokenizer files are the caller's business.
 void write_random_checkpoint(const ModelConfig& config, const std::string& dir, const RandomCheckpointOptions& options);
 

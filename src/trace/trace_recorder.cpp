@@ -37,15 +37,18 @@ bool padded(const KeysAxis& k, int32_t position, int64_t i) {
 }  // namespace
 
 const std::vector<std::string>& trace_stage_names() {
-  static const std::vector<std::string> names = {
-      "embed",    "attn_norm", "q",        "k",       "v",             "q_rope",   "k_rope",
-      "attn_scores", "attn_weights", "attn_out", "o_proj", "attn_residual", "mlp_norm", "gate",
-      "up",       "mlp_act",   "down",     "output",  "final_norm",    "logits"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const StageInfo& s : kStages) v.emplace_back(s.name);
+    return v;
+  }();
   return names;
 }
 
 bool is_layer_stage(std::string_view stage) {
-  return stage != "embed" && stage != "final_norm" && stage != "logits";
+  for (const StageInfo& s : kStages)
+    if (stage == s.name) return s.per_layer;
+  return true;
 }
 
 bool TraceSelection::wants(std::string_view stage, int layer) const {

@@ -12,10 +12,11 @@
 
 #include "trace/tensor_stats.h"
 #include "trace/trace_sink.h"
+#include "trace/trace_stages.h"
 
 namespace glass {
 
-// The stages the model reports, in order (see trace_sink.h).
+// The stages the model reports, in order (trace_stages.h).
 const std::vector<std::string>& trace_stage_names();
 // Whether a stage is reported once per layer (as opposed to embed, final_norm, logits).
 bool is_layer_stage(std::string_view stage);

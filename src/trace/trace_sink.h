@@ -1,29 +1,9 @@
 // The glass box's hook: the model reports each stage of the forward pass to a sink.
 // With no sink the model does nothing extra (one pointer test per stage).
 //
-// Stages, in the order the model reports them (layer -1 outside the layers):
-//   embed                      [pos, hidden]              token embeddings
-//   per layer:
-//   attn_norm                  [pos, hidden]              input RMSNorm
-//   q, k, v                    [pos, heads|kv_heads, dim] after the projection (+bias)
-//   q_rope, k_rope             [pos, heads|kv_heads, dim] after RoPE
-//   attn_scores                [pos, heads, keys]         q·k/sqrt(dim) before the softmax
-//   attn_weights               [pos, heads, keys]         softmax weights
-//   attn_out                   [pos, heads, dim]          weighted sum of v
-//   o_proj                     [pos, hidden]
-//   attn_residual              [pos, hidden]              residual stream after attention
-//   mlp_norm                   [pos, hidden]              post-attention RMSNorm
-//   gate, up                   [pos, intermediate]
-//   mlp_act                    [pos, intermediate]        silu(gate) * up
-//   down                       [pos, hidden]
-//   output                     [pos, hidden]              residual stream after the layer
-//   final_norm                 [pos, hidden]
-//   logits                     [pos, vocab]               only the rows that want logits
-//
-// The "keys" axis indexes the positions 0..max_length-1 of a row's sequence; a row at
-// position p attends to keys 0..p, and entries past p are padding (-inf for scores,
-// -1 for weights). The costly stages (attn_scores, attn_weights, and gate/up, which the
-// fast kernels fuse) are only computed when a sink wants them.
+// The stages, their order and their axes are listed in trace_stages.h. The costly
+// stages (attn_scores, attn_weights, and gate/up, which the fast kernels fuse) are
+// computed only when a sink wants them, by a replay beside the real computation.
 #pragma once
 
 #include <cstdint>

@@ -2,8 +2,10 @@
 // forward of the same weights). Cases are discovered at run time from GLASS_FIXTURES.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "base/json_fields.h"
 #include "kernels/backend.h"
@@ -184,11 +186,91 @@ class GreedyMatches : public GoldenModel {
   }
 };
 
+// The RoPE table computed from config.json equals the golden's (transformers'
+// modeling_rope_utils in float64), where the golden carries one.
+class RopeMatches : public GoldenModel {
+ public:
+  using GoldenModel::GoldenModel;
+  void TestBody() override {
+    const Json& g = golden_["rope"];
+    const RopeTable& r = model_->rope();
+    const auto inv_freq = g["inv_freq"].get<std::vector<double>>();
+    ASSERT_EQ(r.inv_freq.size(), inv_freq.size());
+    for (size_t i = 0; i < inv_freq.size(); ++i)
+      EXPECT_NEAR(r.inv_freq[i], inv_freq[i], 1e-12 * inv_freq[i]) << "inv_freq " << i;
+    EXPECT_NEAR(r.attention_factor, g["attention_factor"].get<double>(), 1e-12);
+    if (g.contains("correction_range")) {
+      EXPECT_EQ(r.correction_low, g["correction_range"][0].get<double>());
+      EXPECT_EQ(r.correction_high, g["correction_range"][1].get<double>());
+    }
+  }
+};
+
+// Keeps the experts each position chose and their weights, per layer.
+class RoutingRecorder : public TraceSink {
+ public:
+  bool wants(std::string_view stage, int) const override { return stage == "expert_weights"; }
+  void record(const StageTensor& t) override {
+    const int64_t n = t.axes[0].size, experts = t.axes[1].size;
+    auto& rows = layers[t.layer];
+    for (int64_t p = 0; p < n; ++p) {
+      std::vector<std::pair<float, int32_t>> chosen;
+      for (int64_t e = 0; e < experts; ++e)
+        if (t.data[p * experts + e] != 0) chosen.push_back({t.data[p * experts + e], static_cast<int32_t>(e)});
+      std::sort(chosen.begin(), chosen.end(), [](auto a, auto b) { return a.first > b.first; });
+      rows.push_back(chosen);
+    }
+  }
+  std::map<int, std::vector<std::vector<std::pair<float, int32_t>>>> layers;
+};
+
+// For a mixture-of-experts model: the experts each position of the traced case chose in
+// each sparse layer and their weights, against the golden's, except at the golden's near
+// ties (router margin <= 1e-3), where a float32 engine may legitimately choose otherwise.
+class RoutingMatches : public GoldenModel {
+ public:
+  using GoldenModel::GoldenModel;
+  void TestBody() override {
+    const Json& g = golden_["routing"];
+    const Json* prompt_case = nullptr;
+    for (const Json& c : golden_["cases"])
+      if (c["name"] == g["prompt"]) prompt_case = &c;
+    ASSERT_NE(prompt_case, nullptr);
+    std::set<std::pair<int, int>> near_ties;
+    for (const Json& t : (*prompt_case)["routing_near_ties"]) near_ties.insert({t[0].get<int>(), t[1].get<int>()});
+    RoutingRecorder rec;
+    forward_all(*model_, backend_.kernels(), ids_of((*prompt_case)["ids"]), &rec);
+    ASSERT_EQ(rec.layers.size(), g["layers"].size());
+    size_t compared = 0;
+    for (const Json& layer : g["layers"]) {
+      const int l = layer["layer"];
+      const auto& got = rec.layers[l];
+      ASSERT_EQ(got.size(), layer["experts"].size()) << "layer " << l;
+      for (size_t p = 0; p < got.size(); ++p) {
+        if (near_ties.count({l, static_cast<int>(p)})) continue;
+        ASSERT_EQ(got[p].size(), layer["experts"][p].size()) << "layer " << l << " position " << p;
+        for (size_t r = 0; r < got[p].size(); ++r) {
+          EXPECT_EQ(got[p][r].second, layer["experts"][p][r].get<int32_t>()) << "layer " << l << " position " << p;
+          EXPECT_NEAR(got[p][r].first, layer["weights"][p][r].get<double>(), kTol) << "layer " << l << " position " << p;
+        }
+        ++compared;
+      }
+    }
+    EXPECT_GT(compared, 0u);
+  }
+};
+
 template <class T>
-test::FixtureSuite on_every_backend(const std::string& suite) {
-  return {suite, {"reference", "cpu"}, [](const std::string& dir, const std::string& backend) -> ::testing::Test* {
+test::FixtureSuite on_every_backend(const std::string& suite, std::vector<std::string> backends = {"reference", "cpu"}) {
+  return {suite, std::move(backends), [](const std::string& dir, const std::string& backend) -> ::testing::Test* {
             return new T(dir, backend);
           }};
+}
+
+// Registered only where golden.json carries `field`.
+test::FixtureSuite with_field(test::FixtureSuite s, const std::string& field) {
+  s.applies = test::json_has_field("golden.json", field);
+  return s;
 }
 
 }  // namespace
@@ -199,5 +281,7 @@ int main(int argc, char** argv) {
   return test::run_fixture_main(argc, argv, "golden.json",
                                 {on_every_backend<LogitsMatch>("GoldenLogits"), on_every_backend<TraceMatches>("GoldenTrace"),
                                  on_every_backend<CachedDecodeMatchesFull>("GoldenCachedDecode"),
-                                 on_every_backend<GreedyMatches>("GoldenGreedy")});
+                                 on_every_backend<GreedyMatches>("GoldenGreedy"),
+                                 with_field(on_every_backend<RopeMatches>("GoldenRope", {"reference"}), "rope"),
+                                 with_field(on_every_backend<RoutingMatches>("GoldenRouting"), "routing")});
 }

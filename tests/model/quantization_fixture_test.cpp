@@ -3,7 +3,9 @@
 // for weights quantized to q8_0 and q4_0 (printed; docs/performance.md quotes them).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "base/json_fields.h"
 #include "kernels/backend.h"
@@ -14,12 +16,42 @@
 namespace glass {
 namespace {
 
-std::vector<float> all_logits(const DecoderModel& m, Kernels& k, KVType kv, const std::vector<int32_t>& ids) {
+// The experts each position chose in each sparse layer, and the router's margin there:
+// the k-th minus the (k+1)-th probability.
+class RoutingRecorder : public TraceSink {
+ public:
+  bool wants(std::string_view stage, int) const override { return stage == "router_probs" || stage == "expert_weights"; }
+  void record(const StageTensor& t) override {
+    const int64_t n = t.axes[0].size, experts = t.axes[1].size;
+    for (int64_t p = 0; p < n; ++p) {
+      const float* row = t.data + p * experts;
+      auto& r = routes[{t.layer, t.positions[p]}];
+      if (t.stage == "expert_weights") {
+        for (int64_t e = 0; e < experts; ++e)
+          if (row[e] != 0) r.chosen.push_back(static_cast<int32_t>(e));
+      } else {
+        std::vector<float> sorted(row, row + experts);
+        std::sort(sorted.begin(), sorted.end(), std::greater<>());
+        r.sorted = sorted;
+      }
+    }
+  }
+  struct Route {
+    std::vector<int32_t> chosen;
+    std::vector<float> sorted;
+  };
+  std::map<std::pair<int, int32_t>, Route> routes;
+};
+
+std::vector<float> all_logits(const DecoderModel& m, Kernels& k, KVType kv, const std::vector<int32_t>& ids,
+                              TraceSink* trace = nullptr) {
   KVCache cache(m.config(), kv, static_cast<int64_t>(ids.size()));
   std::vector<float> logits;
-  m.forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, k, logits);
+  m.forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, k, logits, trace);
   return logits;
 }
+
+constexpr size_t kMinPositionsForAgreement = 20;
 
 struct Variant {
   const char* name;
@@ -42,8 +74,10 @@ class QuantizationReport : public ::testing::Test {
     Backend reference("reference", 1), cpu("cpu", 2);
     const DecoderModel ref_model = DecoderModel::load(dir_);
     std::vector<std::vector<float>> expected;
-    for (const Json& c : golden["cases"])
-      expected.push_back(all_logits(ref_model, reference.kernels(), KVType::F32, c["ids"].get<std::vector<int32_t>>()));
+    std::vector<RoutingRecorder> expected_routes(golden["cases"].size());
+    for (size_t i = 0; i < golden["cases"].size(); ++i)
+      expected.push_back(all_logits(ref_model, reference.kernels(), KVType::F32,
+                                    golden["cases"][i]["ids"].get<std::vector<int32_t>>(), &expected_routes[i]));
     // Bounds a few times what was measured on the fixture models. The q8_0 and q4_0
     // error is nearly all weight rounding (the reference kernels on the same quantized
     // weights, exact activations, measure within 2x for q8_0 and the same for q4_0); the
@@ -58,38 +92,68 @@ class QuantizationReport : public ::testing::Test {
       LoadOptions o;
       o.weight_type = v.weights;
       const DecoderModel model = DecoderModel::load(dir_, o);
-      double kl_sum = 0, max_diff = 0;
-      size_t rows = 0, agree = 0;
+      // All positions (reported), and those the bounds apply to: in a mixture-of-experts
+      // model a rounded activation can flip a near-tie of the router, after which the
+      // sequence has legitimately taken another path; positions from the first routing
+      // difference of a case on are reported but not bounded.
+      double kl_all = 0, kl_sum = 0, max_diff = 0;
+      size_t rows_all = 0, agree_all = 0, rows = 0, agree = 0, flips = 0;
+      double first_flip_margin = 0;
       for (size_t i = 0; i < expected.size(); ++i) {
         const auto ids = golden["cases"][i]["ids"].get<std::vector<int32_t>>();
         const auto& a = expected[i];
         Backend& backend = std::string(v.backend) == "cpu" ? cpu : reference;
-        const auto b = all_logits(model, backend.kernels(), v.kv, ids);
+        RoutingRecorder routes;
+        const auto b = all_logits(model, backend.kernels(), v.kv, ids, &routes);
+        size_t comparable = ids.size();
+        for (const auto& [key, r] : routes.routes) {
+          const auto& want = expected_routes[i].routes.at(key);
+          if (r.chosen == want.chosen || static_cast<size_t>(key.second) >= comparable) continue;
+          comparable = static_cast<size_t>(key.second);
+          const size_t k = want.chosen.size();
+          first_flip_margin = want.sorted[k - 1] - want.sorted[k];
+        }
+        flips += comparable < ids.size();
         const LogitComparison cmp = compare_logits(a, b, model.config().vocab_size);
-        if (v.max_abs_diff > 0) {
-          const Json& c = golden["cases"][i];
-          for (size_t p = 0; p < cmp.rows.size(); ++p) {
+        for (size_t p = 0; p < cmp.rows.size(); ++p) {
+          const RowComparison& r = cmp.rows[p];
+          kl_all += r.kl;
+          agree_all += r.top1_agree;
+          ++rows_all;
+          if (p >= comparable) continue;
+          kl_sum += r.kl;
+          agree += r.top1_agree;
+          ++rows;
+          max_diff = std::max(max_diff, r.max_abs_diff);
+          if (v.max_abs_diff > 0) {
+            const Json& c = golden["cases"][i];
             const double margin = c["top10_logits"][p][0].get<double>() - c["top10_logits"][p][1].get<double>();
             if (margin > 2 * v.max_abs_diff) {
-              EXPECT_EQ(cmp.rows[p].top1_b, c["top10_ids"][p][0].get<int32_t>()) << v.name << " position " << p;
+              EXPECT_EQ(r.top1_b, c["top10_ids"][p][0].get<int32_t>()) << v.name << " position " << p;
             }
           }
         }
-        for (const RowComparison& r : cmp.rows) {
-          kl_sum += r.kl;
-          agree += r.top1_agree;
-        }
-        rows += cmp.rows.size();
-        max_diff = std::max(max_diff, cmp.max_abs_diff);
       }
+      const std::string folder = dir_.substr(dir_.find_last_of('/') + 1);
+      std::printf("%-28s %-20s positions %4zu  mean KL %.3e  top-1 agreement %6.2f%%\n", folder.c_str(), v.name,
+                  rows_all, kl_all / static_cast<double>(rows_all), 100.0 * static_cast<double>(agree_all) / rows_all);
+      if (flips > 0)
+        std::printf("%-28s %-20s routing differs from the reference in %zu of %zu cases (the first at a router "
+                    "margin of %.1e); bounded: the %zu positions before\n",
+                    "", "", flips, expected.size(), first_flip_margin, rows);
+      ASSERT_GT(rows, 0u) << v.name << ": no position before the first routing difference";
       const double mean_kl = kl_sum / static_cast<double>(rows), top1 = static_cast<double>(agree) / rows;
-      std::printf("%-28s %-20s positions %4zu  mean KL %.3e  top-1 agreement %6.2f%%  max |dlogit| %.4f\n",
-                  dir_.substr(dir_.find_last_of('/') + 1).c_str(), v.name, rows, mean_kl, 100 * top1, max_diff);
+      std::printf("%-28s %-20s bounded   %4zu  mean KL %.3e  top-1 agreement %6.2f%%  max |dlogit| %.4f\n", "", "",
+                  rows, mean_kl, 100 * top1, max_diff);
       EXPECT_LE(mean_kl, v.max_mean_kl) << v.name;
       if (v.max_abs_diff > 0) {
         EXPECT_LE(max_diff, v.max_abs_diff) << v.name;
       }
-      EXPECT_GE(top1, v.min_top1) << v.name;
+      // A fraction of a handful of positions says nothing (a 4-bit MoE may route
+      // differently from the second token on).
+      if (rows >= kMinPositionsForAgreement) {
+        EXPECT_GE(top1, v.min_top1) << v.name;
+      }
     }
   }
 

@@ -206,6 +206,16 @@ std::optional<std::string> engine_refusal(const std::string& dir) {
   return std::nullopt;
 }
 
+std::function<bool(const std::string& dir)> json_has_field(const std::string& file, const std::string& field) {
+  return [file, field](const std::string& dir) {
+    try {
+      return read_json_file(dir + "/" + file).contains(field);
+    } catch (const Error&) {
+      return true;  // unreadable: let the test report it
+    }
+  };
+}
+
 namespace {
 
 // Stands in for every test of a folder the engine refuses: reported as skipped, with
@@ -232,6 +242,7 @@ int run_fixture_main(int argc, char** argv, const std::string& marker, const std
     const std::string folder = dir.substr(dir.find_last_of('/') + 1);
     const std::optional<std::string> refusal = engine_refusal(dir);
     for (const FixtureSuite& s : suites) {
+      if (s.applies && !s.applies(dir)) continue;
       for (const std::string& variant : s.variants) {
         const std::string name = variant.empty() ? folder : folder + "/" + variant;
         ::testing::RegisterTest(s.suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,

@@ -85,7 +85,12 @@ struct FixtureSuite {
   std::string suite;
   std::vector<std::string> variants;
   std::function<::testing::Test*(const std::string& dir, const std::string& variant)> make_test;
+  // When set, the suite is registered only for folders it applies to (e.g. whose
+  // golden.json has a field the test reads).
+  std::function<bool(const std::string& dir)> applies = nullptr;
 };
+// A FixtureSuite::applies for folders whose `file` (JSON) has the top-level `field`.
+std::function<bool(const std::string& dir)> json_has_field(const std::string& file, const std::string& field);
 int run_fixture_main(int argc, char** argv, const std::string& marker, const std::vector<FixtureSuite>& suites);
 
 std::vector<float> read_f32_file(const std::string& path);

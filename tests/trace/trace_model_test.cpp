@@ -3,8 +3,10 @@
 // scores and weights agree, and the lens at the last layer is the model's logits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "kernels/backend.h"
 #include "model/decoder_model.h"
@@ -34,6 +36,20 @@ class TinyModel : public ::testing::TestWithParam<std::string> {
   const std::vector<int32_t> ids_ = {5, 17, 99, 3, 42};
 };
 
+// The stages a model of this config reports, in the table's order.
+std::vector<std::string> stages_of(const ModelConfig& c) {
+  const std::set<std::string> qk_norm = {"q_norm", "k_norm"}, dense = {"gate", "up", "mlp_act", "down"},
+                              sparse = {"router_probs", "expert_weights", "moe_out"};
+  std::vector<std::string> out;
+  for (const std::string& s : trace_stage_names()) {
+    if (qk_norm.count(s) && !c.qk_norm) continue;
+    if (dense.count(s) && c.is_sparse_layer(0)) continue;
+    if (sparse.count(s) && !c.is_sparse_layer(0)) continue;
+    out.push_back(s);
+  }
+  return out;
+}
+
 TEST_P(TinyModel, ReportsEveryStageWithNamedAxesInOrder) {
   RecorderOptions keep;
   keep.keep_data = true;
@@ -43,7 +59,7 @@ TEST_P(TinyModel, ReportsEveryStageWithNamedAxesInOrder) {
   std::vector<std::string> order;
   for (const StageRecord& r : rec.stages())
     if (r.layer <= 0) order.push_back(r.stage);
-  std::vector<std::string> expected = trace_stage_names();
+  std::vector<std::string> expected = stages_of(c);
   EXPECT_EQ(order, expected);
   EXPECT_EQ(rec.stages().size(), 3 + (expected.size() - 3) * static_cast<size_t>(c.num_layers));
   const std::map<std::string, std::string> shapes = {
@@ -153,6 +169,81 @@ TEST_P(TinyModel, LensAtTheLastLayerIsTheModelsLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TinyModel, ::testing::Values("reference", "cpu"));
+
+// A tiny Qwen3-MoE: per-head q/k norms, head_dim * heads != hidden, 4 experts, 2 routed.
+class TinyMoeModel : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    ModelConfig c = test::tiny_config();
+    c.architecture = Architecture::Qwen3Moe;
+    c.head_dim = 16;
+    c.attention_bias = false;
+    c.qk_norm = true;
+    c.num_experts = 4;
+    c.num_experts_per_tok = 2;
+    c.moe_intermediate_size = 32;
+    c.norm_topk_prob = true;
+    test::write_tiny_checkpoint(dir_.path(), c);
+    model_ = std::make_unique<DecoderModel>(DecoderModel::load(dir_.path()));
+    backend_ = std::make_unique<Backend>(GetParam(), 2);
+  }
+  std::vector<float> forward(TraceSink* sink) {
+    KVCache cache(model_->config(), KVType::F32, 64);
+    std::vector<float> logits;
+    model_->forward(Batch::prompt(ids_, cache.add_sequence(), 0, true), cache, backend_->kernels(), logits, sink);
+    return logits;
+  }
+  test::TempDir dir_;
+  std::unique_ptr<DecoderModel> model_;
+  std::unique_ptr<Backend> backend_;
+  const std::vector<int32_t> ids_ = {5, 17, 99, 3, 42, 7};
+};
+
+TEST_P(TinyMoeModel, ReportsQkNormsAndRoutingWithNamedAxes) {
+  RecorderOptions keep;
+  keep.keep_data = true;
+  TraceRecorder rec({}, keep);
+  const auto traced = forward(&rec);
+  EXPECT_EQ(traced, forward(nullptr)) << "tracing changed the logits";
+  std::vector<std::string> order;
+  for (const StageRecord& r : rec.stages())
+    if (r.layer <= 0) order.push_back(r.stage);
+  EXPECT_EQ(order, stages_of(model_->config()));
+  const std::map<std::string, std::string> shapes = {{"q_norm", "[pos=6, heads=4, dim=16]"},
+                                                     {"k_norm", "[pos=6, kv_heads=2, dim=16]"},
+                                                     {"attn_out", "[pos=6, heads=4, dim=16]"},
+                                                     {"router_probs", "[pos=6, experts=4]"},
+                                                     {"expert_weights", "[pos=6, experts=4]"},
+                                                     {"moe_out", "[pos=6, hidden=32]"}};
+  for (const auto& [stage, shape] : shapes) {
+    const StageRecord* r = rec.find(stage, 1);
+    ASSERT_NE(r, nullptr) << stage;
+    EXPECT_EQ(r->shape_text(), shape) << stage;
+  }
+  for (int layer = 0; layer < 2; ++layer) {
+    const StageRecord* probs = rec.find("router_probs", layer);
+    const StageRecord* weights = rec.find("expert_weights", layer);
+    ASSERT_TRUE(probs && weights);
+    for (int64_t p = 0; p < 6; ++p) {
+      double prob_sum = 0, weight_sum = 0;
+      int chosen = 0;
+      float lowest_chosen = 1, highest_other = 0;
+      for (int64_t e = 0; e < 4; ++e) {
+        const float pr = probs->data[p * 4 + e], w = weights->data[p * 4 + e];
+        prob_sum += pr;
+        weight_sum += w;
+        if (w != 0) ++chosen, lowest_chosen = std::min(lowest_chosen, pr);
+        else highest_other = std::max(highest_other, pr);
+      }
+      EXPECT_NEAR(prob_sum, 1.0, 1e-6);
+      EXPECT_NEAR(weight_sum, 1.0, 1e-6) << "norm_topk_prob renormalises the chosen weights";
+      EXPECT_EQ(chosen, 2);
+      EXPECT_GE(lowest_chosen, highest_other) << "the top-2 experts are chosen";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TinyMoeModel, ::testing::Values("reference", "cpu"));
 
 TEST(TopTokens, MostProbableFirstTiesByIdProbabilitiesSumToOne) {
   const std::vector<float> logits = {1.0f, 3.0f, 3.0f, -INFINITY, 0.5f};
