@@ -18,6 +18,46 @@ bool file_exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
+// The published Qwen3 configs: parameter counts against the model cards (0.6B exactly,
+// as DESIGN.md has it, with the tied embedding counted once), KV bytes per token.
+TEST(Cli, InspectReportsTheQwen3Family) {
+  TempDir tmp;
+  struct Case {
+    const char* name;
+    const char* parameters;
+    const char* kv;
+    const char* extra;
+  };
+  for (const Case& c : {Case{"Qwen3-0.6B", "596,049,920", "114,688 bytes per token (112.0 KiB)", "heads x head dim = 2048 != hidden 1024"},
+                        Case{"Qwen3-8B", "8,190,735,360", "147,456 bytes per token (144.0 KiB)", "q/k norm              yes"},
+                        Case{"Qwen3-30B-A3B", "30,532,122,624", "98,304 bytes per token (96.0 KiB)",
+                             "128 of intermediate 768, 8 routed per token"}}) {
+    const std::string path = tmp.file(std::string(c.name) + ".json");
+    test::write_string(path, test::published_config(c.name).dump());
+    const auto r = run_glass("inspect -m " + shell_quote(path));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("parameters            ") + c.parameters), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.kv), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.extra), std::string::npos) << r.out;
+  }
+  const auto r = run_glass("inspect --format json -m " + shell_quote(tmp.file("Qwen3-30B-A3B.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["active_parameters"], 3353032704);
+  EXPECT_EQ(j["config"]["num_experts"], 128);
+}
+
+TEST(Cli, InspectShowsYarn) {
+  TempDir tmp;
+  Json config = test::published_config("Qwen3-8B");
+  config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  test::write_string(tmp.file("config.json"), config.dump());
+  const auto r = run_glass("inspect -m " + shell_quote(tmp.file("config.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rope scaling          yarn, factor 4 over 32768 original positions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention factor 1.13863"), std::string::npos) << r.out;
+}
+
 TEST(Cli, InspectReports7BKVCachePerToken) {
   TempDir tmp;
   ModelConfig c;

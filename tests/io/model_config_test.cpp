@@ -122,48 +122,9 @@ TEST(ModelConfig, RejectsWhatItDoesNotSupport) {
   }
 }
 
-// Published config.json files (Hugging Face), whole.
-Json qwen3_06b_config() {
-  return parse_json(R"({
-    "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
-    "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
-    "hidden_size": 1024, "initializer_range": 0.02, "intermediate_size": 3072,
-    "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
-    "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
-    "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
-    "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
-    "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})",
-                    "Qwen3-0.6B/config.json");
-}
-
-Json qwen3_8b_config() {
-  return parse_json(R"({
-    "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
-    "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
-    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 12288,
-    "max_position_embeddings": 40960, "max_window_layers": 36, "model_type": "qwen3",
-    "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
-    "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
-    "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
-    "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})",
-                    "Qwen3-8B/config.json");
-}
-
-Json qwen3_30b_a3b_config() {
-  return parse_json(R"({
-    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
-    "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645, "head_dim": 128,
-    "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 6144,
-    "max_position_embeddings": 40960, "max_window_layers": 48, "mlp_only_layers": [],
-    "model_type": "qwen3_moe", "moe_intermediate_size": 768, "norm_topk_prob": true,
-    "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48,
-    "num_key_value_heads": 4, "output_router_logits": false, "rms_norm_eps": 1e-06,
-    "rope_scaling": null, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
-    "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
-    "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false,
-    "vocab_size": 151936})",
-                    "Qwen3-30B-A3B/config.json");
-}
+Json qwen3_06b_config() { return test::published_config("Qwen3-0.6B"); }
+Json qwen3_8b_config() { return test::published_config("Qwen3-8B"); }
+Json qwen3_30b_a3b_config() { return test::published_config("Qwen3-30B-A3B"); }
 
 TEST(ModelConfig, Qwen3_06B) {
   const ModelConfig c = parse_model_config(qwen3_06b_config(), "Qwen3-0.6B/config.json");

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "kernels/backend.h"
 #include "kernels/reference_kernels.h"
 #include "support/test_support.h"
 
@@ -188,6 +189,170 @@ TEST(DecoderModel, TwoModelsAreIndependent) {
   const auto la = run_prompt(ma, {1, 2}, false), lb = run_prompt(mb, {1, 2}, false);
   EXPECT_NE(la, lb);
   EXPECT_EQ(run_prompt(ma, {1, 2}, false), la);
+}
+
+ModelConfig tiny_qwen3_config() {
+  ModelConfig c = test::tiny_config();
+  c.architecture = Architecture::Qwen3;
+  c.head_dim = 16;  // heads x head_dim = 64 != hidden 32, as in Qwen3-0.6B
+  c.attention_bias = false;
+  c.qk_norm = true;
+  return c;
+}
+
+ModelConfig tiny_moe_config() {
+  ModelConfig c = tiny_qwen3_config();
+  c.architecture = Architecture::Qwen3Moe;
+  c.num_layers = 3;
+  c.num_experts = 6;
+  c.num_experts_per_tok = 2;
+  c.moe_intermediate_size = 32;
+  c.norm_topk_prob = true;
+  c.mlp_only_layers = {1};  // one dense layer between two sparse ones
+  return c;
+}
+
+TEST(DecoderModel, Qwen3AndMoeCheckpointsRunAndCacheLikeFullRecompute) {
+  for (const ModelConfig& c : {tiny_qwen3_config(), tiny_moe_config()}) {
+    TempDir tmp;
+    test::write_tiny_checkpoint(tmp.path(), c);
+    DecoderModel m = DecoderModel::load(tmp.path());
+    const std::vector<int32_t> ids = {5, 17, 99, 3, 42, 7, 64, 1};
+    const auto full = run_prompt(m, ids, true);
+    for (float v : full) ASSERT_TRUE(std::isfinite(v));
+    KVCache cache(m.config(), KVType::F32, 64);
+    const int32_t s = cache.add_sequence();
+    ReferenceKernels k;
+    std::vector<float> logits, got;
+    m.forward(Batch::prompt({ids.begin(), ids.begin() + 3}, s, 0, true), cache, k, logits);
+    got = logits;
+    for (size_t p = 3; p < ids.size(); ++p) {
+      m.forward(Batch::prompt({ids[p]}, s, static_cast<int32_t>(p), false), cache, k, logits);
+      got.insert(got.end(), logits.begin(), logits.end());
+    }
+    ASSERT_EQ(got.size(), full.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], full[i], 1e-5) << architecture_class_name(c.architecture);
+  }
+}
+
+// A sequence's logits are bit-identical whatever else shares its batch, on the fast
+// kernels too, although the rows each expert runs over change with the batch.
+TEST(DecoderModel, MoeLogitsDoNotDependOnTheBatch) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), tiny_moe_config());
+  DecoderModel m = DecoderModel::load(tmp.path());
+  for (const char* name : {"reference", "cpu"}) {
+    Backend backend(name, 2);
+    const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b = {100, 50, 12, 99, 0}, c = {77};
+    auto alone = [&](const std::vector<int32_t>& ids) {
+      KVCache cache(m.config(), KVType::F32, 64);
+      std::vector<float> logits;
+      m.forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, backend.kernels(), logits);
+      return logits;
+    };
+    const auto la = alone(a), lb = alone(b), lc = alone(c);
+    KVCache cache(m.config(), KVType::F32, 64);
+    const int32_t sa = cache.add_sequence(), sb = cache.add_sequence(), sc = cache.add_sequence();
+    Batch batch;  // interleaved rows of three sequences
+    for (size_t i = 0; i < a.size(); ++i) {
+      batch.add(a[i], static_cast<int32_t>(i), sa, true);
+      if (i < b.size()) batch.add(b[i], static_cast<int32_t>(i), sb, true);
+      if (i < c.size()) batch.add(c[i], static_cast<int32_t>(i), sc, true);
+    }
+    std::vector<float> logits;
+    m.forward(batch, cache, backend.kernels(), logits);
+    size_t row = 0, ia = 0, ib = 0, ic = 0;
+    const int64_t v = m.config().vocab_size;
+    for (int64_t t = 0; t < batch.size(); ++t, ++row) {
+      const float* got = &logits[row * v];
+      const float* want = batch.sequences[t] == sa ? &la[ia++ * v] : batch.sequences[t] == sb ? &lb[ib++ * v] : &lc[ic++ * v];
+      for (int64_t i = 0; i < v; ++i) ASSERT_EQ(got[i], want[i]) << name << " row " << t << " logit " << i;
+    }
+  }
+}
+
+TEST(DecoderModel, MoeDecodeReadsOnlyTheRoutedExperts) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), tiny_moe_config());
+  const DecoderModel m = DecoderModel::load(tmp.path());
+  const ModelConfig& c = m.config();
+  const size_t bf16 = 2, h = static_cast<size_t>(c.hidden_size);
+  const size_t attention = (2 * c.q_dim() * h + 2 * c.kv_dim() * h) * bf16;
+  const size_t expert = 3 * static_cast<size_t>(c.moe_intermediate_size) * h * bf16;
+  const size_t dense = 3 * static_cast<size_t>(c.intermediate_size) * h * bf16;
+  const size_t router = static_cast<size_t>(c.num_experts) * h * bf16;
+  const size_t lm_head = static_cast<size_t>(c.vocab_size) * h * bf16;
+  EXPECT_EQ(m.decode_weight_bytes(), lm_head + 3 * attention + 2 * (router + 2 * expert) + dense);
+  EXPECT_EQ(m.matrix_bytes(), lm_head + 3 * attention + 2 * (router + 6 * expert) + dense);
+}
+
+// The config and the weights must describe the same model; each mismatch names the
+// file and the tensor or field.
+TEST(DecoderModel, RefusesWeightsThatAreNotTheConfigsModel) {
+  {  // q_norm in a Qwen2 checkpoint
+    TempDir tmp;
+    test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+    std::vector<uint16_t> ones(8, 0x3f80);
+    edit_weights(tmp.path(), [&](auto& ts) {
+      ts.push_back({"model.layers.0.self_attn.q_norm.weight", DType::BF16, {8}, ones.data(), ones.size() * 2});
+    });
+    const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
+    EXPECT_NE(e.find("model.safetensors: tensor \"model.layers.0.self_attn.q_norm.weight\" is not part of a "
+                     "Qwen2ForCausalLM"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("config.json"), std::string::npos) << e;
+  }
+  {  // head_dim in config.json inconsistent with the projections
+    TempDir tmp;
+    test::write_tiny_checkpoint(tmp.path(), tiny_qwen3_config());
+    Json config = read_json_file(tmp.file("config.json"));
+    config["head_dim"] = 8;
+    test::write_string(tmp.file("config.json"), config.dump());
+    const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
+    EXPECT_NE(e.find("\"model.layers.0.self_attn.q_proj.weight\" has shape [64, 32] but"), std::string::npos) << e;
+    EXPECT_NE(e.find("config.json implies [32, 32]"), std::string::npos) << e;
+  }
+  {  // a missing expert
+    TempDir tmp;
+    test::write_tiny_checkpoint(tmp.path(), tiny_moe_config());
+    edit_weights(tmp.path(), [](auto& ts) {
+      std::erase_if(ts, [](const TensorToWrite& t) { return t.name == "model.layers.2.mlp.experts.5.up_proj.weight"; });
+    });
+    const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
+    EXPECT_NE(e.find("tensor \"model.layers.2.mlp.experts.5.up_proj.weight\" is missing"), std::string::npos) << e;
+  }
+  {  // experts in a layer mlp_only_layers makes dense
+    TempDir tmp;
+    test::write_tiny_checkpoint(tmp.path(), tiny_moe_config());
+    Json config = read_json_file(tmp.file("config.json"));
+    config["mlp_only_layers"] = {0, 1};
+    test::write_string(tmp.file("config.json"), config.dump());
+    const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
+    EXPECT_NE(e.find("tensor \"model.layers.0.mlp.gate_proj.weight\" is missing"), std::string::npos) << e;
+  }
+  {  // q/k/v biases in a Qwen3 checkpoint whose config says attention_bias false
+    TempDir tmp;
+    ModelConfig biased = tiny_qwen3_config();
+    biased.attention_bias = true;
+    test::write_tiny_checkpoint(tmp.path(), biased);
+    Json config = read_json_file(tmp.file("config.json"));
+    config["attention_bias"] = false;
+    test::write_string(tmp.file("config.json"), config.dump());
+    const std::string e = thrown_error([&] { DecoderModel::load(tmp.path()); });
+    EXPECT_NE(e.find("_proj.bias\" is not part of a Qwen3ForCausalLM"), std::string::npos) << e;
+  }
+}
+
+TEST(DecoderModel, ATiedCheckpointMayCarryItsOutputMatrix) {
+  TempDir tmp;
+  test::write_tiny_checkpoint(tmp.path(), test::tiny_config());
+  std::vector<uint16_t> head(128 * 32, 0);
+  edit_weights(tmp.path(), [&](auto& ts) {
+    ts.push_back({"lm_head.weight", DType::BF16, {128, 32}, head.data(), head.size() * 2});
+    ts.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", DType::BF16, {4}, head.data(), 8});
+  });
+  EXPECT_NO_THROW(DecoderModel::load(tmp.path()));
 }
 
 }  // namespace

@@ -49,6 +49,10 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 CommandResult run_glass(const std::string& args, const std::string& stdin_text = "");
 std::string shell_quote(const std::string& s);
 
+// The config.json published with a checkpoint on Hugging Face, whole: "Qwen3-0.6B",
+// "Qwen3-8B", "Qwen3-30B-A3B".
+Json published_config(const std::string& name);
+
 // A tiny valid Qwen2 config (vocab 128) for tests that write their own checkpoints.
 ModelConfig tiny_config();
 // Writes a random checkpoint of `config` into `dir` (config.json + model.safetensors).
