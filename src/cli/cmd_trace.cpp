@@ -174,9 +174,11 @@ Command add_trace_command(CLI::App& app) {
             rec_options.keep_data = !o->dump.empty();
             TraceRecorder recorder(selection, rec_options);
             LensCollector lens(selection.layers, selection.positions);
+            RoutingCollector routing(selection.layers, selection.positions);
             TraceFanout fanout;
             fanout.subscribe(&recorder);
             if (!o->no_lens) fanout.subscribe(&lens);
+            if (c.num_experts > 0) fanout.subscribe(&routing);
 
             // Logits only at the reported positions (each is a [vocab] row).
             KVCache cache(c, kv, n);
@@ -200,6 +202,7 @@ Command add_trace_command(CLI::App& app) {
               if (!selection.layers || selection.layers->count(static_cast<int>(l))) report.layers.push_back(static_cast<int>(l));
             report.stages = recorder.take_stages();
             if (!o->no_lens) report.lens = lens.compute(model, backend->kernels(), o->top_k, text_of);
+            if (c.num_experts > 0) report.routing = routing.routing();
 
             if (!o->dump.empty()) {
               write_trace_dump(o->dump, report);

@@ -122,6 +122,7 @@ table.stages { border-collapse: collapse; font-size: 12px; }
 table.stages td, table.stages th { padding: 2px 10px 2px 0; text-align: right; white-space: nowrap; }
 table.stages td:first-child, table.stages td:nth-child(2), table.stages th:first-child, table.stages th:nth-child(2) { text-align: left; }
 details summary { cursor: pointer; color: var(--accent); }
+table.experts td.cell span { display: block; padding-left: 4px; margin: 1px 0; font-size: 11px; }
 )CSS";
 
 // Lines of rms against layer for the per-layer stages that were traced.
@@ -135,6 +136,7 @@ std::string rms_chart(const TraceReport& r) {
                            {"attn_residual", "residual after attention", "#7aa5ef"},
                            {"o_proj", "attention contribution (o_proj)", "#e8590c"},
                            {"down", "MLP contribution (down)", "#2f9e44"},
+                           {"moe_out", "experts' contribution (moe_out)", "#2f9e44"},
                            {"attn_norm", "input norm", "#9c36b5"}};
   std::map<std::string, std::map<int, double>> values;
   for (const StageRecord& s : r.stages)
@@ -226,6 +228,42 @@ std::string lens_cell(const std::vector<LensToken>& top, size_t li, size_t pi, c
          "\" data-p=\"" + std::to_string(pi) + "\" style=\"background:rgba(29,95,209," + num(a, "%.3f") +
          ")\" title=\"" + escape_html(title) + "\">" + escape_html(token_label(t)) + "<small>" + percent(t.prob) +
          "</small></td>";
+}
+
+// A hue per expert, spread by the golden angle so that neighbouring ids differ.
+std::string expert_color(int32_t expert, double alpha) {
+  const double hue = std::fmod(expert * 137.508, 360.0);
+  return "hsla(" + num(hue, "%.0f") + ",70%,55%," + num(alpha, "%.2f") + ")";
+}
+
+// Layers down, positions across: each cell lists the experts the token took, heaviest
+// first, and is tinted with the heaviest one's colour.
+std::string routing_grid(const TraceReport& r) {
+  const ExpertRouting& routing = *r.routing;
+  std::string h = "<div class=\"panels\"><div class=\"grid-wrap\"><table class=\"lens experts\"><thead><tr><th class=\"row\">layer</th>";
+  for (const int32_t p : routing.positions) {
+    const auto at = static_cast<size_t>(p);
+    const std::string text = at < r.token_texts.size() ? r.token_texts[at] : "";
+    h += "<th>" + std::to_string(p) + "\n" + escape_html(shown_token(text, at < r.ids.size() ? r.ids[at] : -1)) + "</th>";
+  }
+  h += "</tr></thead><tbody>";
+  for (const ExpertRoutingLayer& layer : routing.layers) {
+    h += "<tr><th class=\"row\">layer " + std::to_string(layer.layer) + "</th>";
+    for (size_t p = 0; p < layer.chosen.size(); ++p) {
+      const auto& chosen = layer.chosen[p];
+      std::string cell, title = "layer " + std::to_string(layer.layer) + ", position " +
+                                std::to_string(routing.positions[p]) + ":";
+      for (const ExpertChoice& ch : chosen) {
+        cell += "<span style=\"border-left:4px solid " + expert_color(ch.expert, 1) + "\">e" + std::to_string(ch.expert) +
+                " " + percent(ch.weight) + "</span>";
+        title += "\nexpert " + std::to_string(ch.expert) + "  weight " + num(ch.weight, "%.3f");
+      }
+      const std::string tint = chosen.empty() ? "transparent" : expert_color(chosen.front().expert, 0.18);
+      h += "<td class=\"cell\" style=\"background:" + tint + "\" title=\"" + escape_html(title) + "\">" + cell + "</td>";
+    }
+    h += "</tr>";
+  }
+  return h + "</tbody></table></div></div>\n";
 }
 
 const char* kScript = R"JS(
@@ -355,6 +393,14 @@ std::string trace_report_html(const TraceReport& r) {
     if (l.last_layer_max_abs_diff)
       h += "<p class=\"note\">The lens at the last layer matches the model's logits to " +
            num(*l.last_layer_max_abs_diff, "%.2g") + " (max |difference|).</p>";
+  }
+
+  if (r.routing && !r.routing->layers.empty()) {
+    h += "<h2>Experts chosen</h2><p class=\"note\">Each cell lists the experts (of " +
+         std::to_string(r.routing->experts) +
+         ") the router sent that token to in that layer, heaviest first, with the weights their outputs are summed "
+         "with; the tint is the heaviest expert's colour.</p>";
+    h += routing_grid(r);
   }
 
   // Per-layer rms curves.

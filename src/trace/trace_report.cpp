@@ -136,7 +136,8 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
                {"kv_heads", c.num_kv_heads},
                {"head_dim", c.head_dim},
                {"intermediate_size", c.intermediate_size},
-               {"vocab_size", c.vocab_size}}},
+               {"vocab_size", c.vocab_size},
+               {"architecture", architecture_class_name(c.architecture)}}},
              {"backend", r.backend},
              {"prompt", prompt},
              {"positions", r.positions},
@@ -153,6 +154,20 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
     if (!l.final_top.empty()) lens["final"] = tokens_json(l.final_top);
     if (l.last_layer_max_abs_diff) lens["last_layer_max_abs_diff"] = *l.last_layer_max_abs_diff;
     j["logit_lens"] = std::move(lens);
+  }
+  if (r.routing) {
+    OJson layers = OJson::array();
+    for (const ExpertRoutingLayer& layer : r.routing->layers) {
+      OJson experts = OJson::array(), weights = OJson::array();
+      for (const auto& chosen : layer.chosen) {
+        OJson e = OJson::array(), w = OJson::array();
+        for (const ExpertChoice& ch : chosen) e.push_back(ch.expert), w.push_back(ch.weight);
+        experts.push_back(std::move(e));
+        weights.push_back(std::move(w));
+      }
+      layers.push_back({{"layer", layer.layer}, {"experts", experts}, {"weights", weights}});
+    }
+    j["routing"] = {{"experts", r.routing->experts}, {"positions", r.routing->positions}, {"layers", layers}};
   }
   return j;
 }
@@ -192,6 +207,17 @@ void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptio
       out << pad("", 24) << pad("  pos " + std::to_string(s.positions[p]), 34) << fmt(st.rms()) << " "
           << fmt(st.min_or_nan()) << " " << fmt(st.max_or_nan()) << "  "
           << first_values_text(s.first[p], options.first_values) << "\n";
+    }
+  }
+
+  if (r.routing && !r.routing->layers.empty()) {
+    out << "\nexperts chosen (of " << r.routing->experts << ") per layer and position, with their weights\n";
+    for (const ExpertRoutingLayer& layer : r.routing->layers) {
+      for (size_t p = 0; p < layer.chosen.size(); ++p) {
+        out << pad(p == 0 ? layer_name(layer.layer) : "", 10) << pad("pos " + std::to_string(r.routing->positions[p]), 10);
+        for (const ExpertChoice& ch : layer.chosen[p]) out << " e" << ch.expert << " " << fmt(ch.weight, "%.3f");
+        out << "\n";
+      }
     }
   }
 

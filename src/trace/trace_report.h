@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/model_config.h"
+#include "trace/expert_routing.h"
 #include "trace/logit_lens.h"
 #include "trace/trace_recorder.h"
 
@@ -27,6 +28,7 @@ struct TraceReport {
   std::vector<int> layers;               // the layers traced
   std::vector<StageRecord> stages;
   std::optional<LogitLens> lens;
+  std::optional<ExpertRouting> routing;  // mixture-of-experts models: the experts each position chose
 };
 
 // The JSON document `glass trace --format json` prints. Non-finite numbers are null.

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "base/json_fields.h"
 #include "support/test_support.h"
@@ -92,6 +93,26 @@ class GoldenTraceCli : public ::testing::Test {
     for (const Json& s : j["stages"]) {
       if (s["name"] != "logits") continue;
       for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(s["first"][n - 1][i].get<double>(), golden_last[i], kTol) << "logit " << i;
+    }
+
+    // A mixture of experts: the experts each position chose, as the golden routes them
+    // (its near ties excepted, where a float32 engine may choose the other expert).
+    if (golden.contains("routing") && golden["routing"]["prompt"] == (*c)["name"]) {
+      ASSERT_TRUE(j.contains("routing"));
+      std::set<std::pair<int, int>> near_ties;
+      for (const Json& t : (*c)["routing_near_ties"]) near_ties.insert({t[0].get<int>(), t[1].get<int>()});
+      const Json& got = j["routing"]["layers"];
+      ASSERT_EQ(got.size(), golden["routing"]["layers"].size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        const Json& want = golden["routing"]["layers"][i];
+        EXPECT_EQ(got[i]["layer"], want["layer"]);
+        for (size_t p = 0; p < want["experts"].size(); ++p) {
+          if (near_ties.count({want["layer"].get<int>(), static_cast<int>(p)})) continue;
+          EXPECT_EQ(got[i]["experts"][p], want["experts"][p]) << "layer " << want["layer"] << " position " << p;
+          for (size_t r = 0; r < want["weights"][p].size(); ++r)
+            EXPECT_NEAR(got[i]["weights"][p][r].get<double>(), want["weights"][p][r].get<double>(), kTol);
+        }
+      }
     }
 
     // numpy reads the dump and finds the JSON's values.

@@ -118,6 +118,29 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
   EXPECT_NE(html.find("width:50.00%"), std::string::npos) << "a bar is as long as its probability";
 }
 
+TEST(TraceHtml, ShowsTheExpertsEachTokenChose) {
+  TraceReport r = sample_report();
+  ExpertRouting routing;
+  routing.experts = 4;
+  routing.positions = {0, 1, 2};
+  for (int layer = 0; layer < 2; ++layer) {
+    ExpertRoutingLayer l;
+    l.layer = layer;
+    for (int p = 0; p < 3; ++p) l.chosen.push_back({{p + layer, 0.75f}, {(p + layer + 2) % 4, 0.25f}});
+    routing.layers.push_back(l);
+  }
+  r.routing = routing;
+  const std::string html = trace_report_html(r);
+  EXPECT_NE(html.find("<h2>Experts chosen</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"lens experts\">"), std::string::npos);
+  EXPECT_NE(html.find(">e2 75%</span>"), std::string::npos);
+  EXPECT_NE(html.find("expert 3  weight 0.250"), std::string::npos);
+  EXPECT_EQ(trace_report_html(sample_report()).find("Experts chosen"), std::string::npos) << "dense models have none";
+  const auto j = trace_report_json(r);
+  EXPECT_EQ(j["routing"]["layers"][1]["experts"][2].dump(), "[3,1]");
+  EXPECT_EQ(j["routing"]["layers"][1]["weights"][2].dump(), "[0.75,0.25]");
+}
+
 TEST(TraceHtml, WithoutLensOrLayerStagesStillAPage) {
   TraceReport r = sample_report();
   r.lens.reset();
