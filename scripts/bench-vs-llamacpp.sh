@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # glass against llama.cpp, back to back on this machine: pp (one batch of PP prompt
-# tokens) and tg (TG decode steps) at bf16, q8_0 and q4_0, random weights at a real
-# Qwen2.5 shape. Prints a markdown table of both engines and the ratios.
+# tokens) and tg (TG decode steps) at bf16, q8_0 and q4_0 (or $TYPES), random weights at
+# a real shape. Prints a markdown table of both engines and the ratios.
 #
-#   scripts/bench-vs-llamacpp.sh [SHAPE] [PP] [TG] [THREADS] [ROUNDS]
-#   defaults: 0.5b 512 128 2 2
+#   scripts/bench-vs-llamacpp.sh [SHAPE] [PP] [TG] [THREADS] [ROUNDS] [LAYERS]
+#   defaults: 0.5b 512 128 2 2 (all layers)
+#   SHAPE: 0.5b 1.5b 3b 7b (Qwen2.5), qwen3-0.6b, qwen3-8b, qwen3-30b-a3b (Qwen3-MoE);
+#   LAYERS keeps the first N layers of the shape (both engines), e.g. 8 for qwen3-30b-a3b.
 #
 # Models go to $GLASS_BENCH_MODELS (default ~/.cache/glass-bench): a safetensors folder
-# from `glass random-model --like qwen2.5-SHAPE --dtype bf16` for glass (q8_0 and q4_0 are
+# from `glass random-model --like SHAPE --dtype bf16` for glass (q8_0 and q4_0 are
 # made from it at load with --weight-type, as the engine does), and GGUFs of the same
 # shape and type from ../shared/peers/llamacpp.sh for llama.cpp. Each round runs
 # llama.cpp, then glass, for one type; both report their best of 3 repetitions, and the
@@ -20,14 +22,20 @@ pp=${2:-512}
 tg=${3:-128}
 threads=${4:-2}
 rounds=${5:-2}
+layers=${6:-}
+types=${TYPES:-bf16 q8_0 q4_0}
 peer=../shared/peers/llamacpp.sh
 models=${GLASS_BENCH_MODELS:-$HOME/.cache/glass-bench}
 mkdir -p "$models"
 
-st=$models/qwen2.5-$shape-bf16
-[ -f "$st/config.json" ] || build/glass random-model --like "qwen2.5-$shape" --dtype bf16 --out "$st"
-for type in bf16 q8_0 q4_0; do
-  [ -f "$models/qwen2.5-$shape-$type.gguf" ] || "$peer" gguf "$shape" "$models/qwen2.5-$shape-$type.gguf" "$type" >&2
+case "$shape" in qwen3*) like=$shape ;; *) like=qwen2.5-$shape ;; esac
+name=$like${layers:+-${layers}l}
+layer_args=()
+[ -z "$layers" ] || layer_args=(--layers "$layers")
+st=$models/$name-bf16
+[ -f "$st/config.json" ] || build/glass random-model --like "$like" --dtype bf16 "${layer_args[@]}" --out "$st"
+for type in $types; do
+  [ -f "$models/$name-$type.gguf" ] || "$peer" gguf "$shape" "$models/$name-$type.gguf" "$type" "${layer_args[@]}" >&2
 done
 
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])' "$1"; }
@@ -35,12 +43,12 @@ best() { python3 -c 'import sys; print(max(float(v) for v in sys.argv[1:]))' "$@
 
 echo "| type | test | llama.cpp tok/s | glass tok/s | glass / llama.cpp |"
 echo "|---|---|---|---|---|"
-for type in bf16 q8_0 q4_0; do
+for type in $types; do
   lpp=() ltg=() gpp=() gtg=()
   weight_arg=()
   [ "$type" = bf16 ] || weight_arg=(--weight-type "$type")
   for ((i = 0; i < rounds; i++)); do
-    l=$("$peer" bench "$models/qwen2.5-$shape-$type.gguf" "$pp" "$tg" "$threads")
+    l=$("$peer" bench "$models/$name-$type.gguf" "$pp" "$tg" "$threads")
     lpp+=("$(echo "$l" | json_field pp_tok_s)")
     ltg+=("$(echo "$l" | json_field tg_tok_s)")
     g=$(build/glass bench -m "$st" -p "$pp" -n "$tg" -t "$threads" -r 3 --kv-type f16 --no-bandwidth \
