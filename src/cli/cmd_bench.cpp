@@ -125,9 +125,13 @@ Command add_bench_command(CLI::App& app) {
               std::cout << j.dump() << "\n";
               return 0;
             }
-            std::printf("model      %s (%lld layers, hidden %lld, %s weights, %s read per decode step)\n", dir.c_str(),
-                        static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden_size),
-                        weight_type_name(model.weight_type()), format_bytes(decode_bytes).c_str());
+            std::printf("model      %s (%s, %lld layers, hidden %lld, %s weights, %s read per decode step%s)\n", dir.c_str(),
+                        architecture_class_name(c.architecture), static_cast<long long>(c.num_layers),
+                        static_cast<long long>(c.hidden_size), weight_type_name(model.weight_type()),
+                        format_bytes(decode_bytes).c_str(),
+                        c.num_experts > 0 ? str_cat(": the routed ", c.num_experts_per_tok, " of ", c.num_experts,
+                                                    " experts per layer").c_str()
+                                          : "");
             std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
             std::printf("load       %.2f s, peak RSS %s\n", load_s, format_bytes(static_cast<double>(peak_rss_bytes())).c_str());
             if (o->prompt > 0) std::printf("pp%-8d %.1f tok/s (best of %d)\n", o->prompt, best_pp, o->repetitions);
