@@ -143,7 +143,9 @@ struct OpenAIServer::Impl {
       if (model.chat_template == nullptr)
         throw invalid_parameter("messages", "this checkpoint has no chat template; use /v1/completions");
       try {
-        ids = encode_chat(*model.chat_template, *model.tokenizer, r.messages, r.tools).ids;
+        ids = encode_chat(*model.chat_template, *model.tokenizer, r.messages, r.tools, true,
+                          merge_template_vars(model.chat_template_kwargs, r.chat_template_kwargs))
+                  .ids;
       } catch (const Error& e) {
         throw invalid_parameter("messages", str_cat("the chat template refused the messages: ", e.what()));
       }
