@@ -228,12 +228,12 @@ struct OpenAIServer::Impl {
           if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
             out = ": keep-alive\n\n";
           for (const StreamedToken& t : u.tokens)
-            if (builder->wants_chunk(t)) out += sse(builder->token_chunk(t));
+            if (auto c = builder->token_chunk(t)) out += sse(*c);
           if (u.error) {
             out += sse(ApiError(500, *u.error, "server_error").body());
             state->outcome = "error: " + *u.error;
           } else if (u.finished) {
-            out += sse(builder->finish_chunk(*u.finished));
+            for (const OJson& c : builder->finish_chunks(*u.finished)) out += sse(c);
             if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
             state->outcome = str_cat(u.finished->completion_tokens, " tokens, ", u.finished->finish.name());
           }
