@@ -4,7 +4,10 @@
 //   /reset  forget the conversation     /system TEXT  set the system message (and reset)
 //   /exit   or end of input (Ctrl-D)
 // With --format jsonl each reply is one JSON line (replies may contain newlines), for
-// scripts.
+// scripts. A model that thinks (Qwen3) has its reasoning kept apart: shown with
+// --show-thinking, in "reasoning_content" of the JSON lines, and left out of the
+// conversation's history (the answer alone is what the template gets back, as Qwen
+// advises).
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +22,7 @@
 #include "cli/runtime_options.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
+#include "runtime/reasoning.h"
 
 namespace glass::cli {
 
@@ -26,6 +30,8 @@ Command add_chat_command(CLI::App& app) {
   struct Options {
     std::string model, system, format = "text";
     int64_t ctx_size = 0;
+    bool show_thinking = false;
+    ChatTemplateOptions template_options;
     GenerationOptions generation;
     RuntimeOptions runtime;
   };
@@ -35,6 +41,9 @@ Command add_chat_command(CLI::App& app) {
   sub->add_option("--system", o->system, "System message");
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();
+  o->template_options.add_to(sub, true);
+  sub->add_flag("--show-thinking", o->show_thinking,
+                "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   o->generation.add_to(sub);
   o->runtime.add_to(sub, "f32");
 
@@ -43,10 +52,12 @@ Command add_chat_command(CLI::App& app) {
             const bool jsonl = o->format == "jsonl";
             const std::string dir = resolve_model_dir(o->model);
             if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
+            const jinja::OrderedJson template_vars = o->template_options.resolve();
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
             const Tokenizer tokenizer = Tokenizer::load(dir);
             const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+            o->template_options.warn_if_ignored(tmpl, template_vars);
             const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const SamplingParams params = o->generation.resolve(dir);
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : model.config().max_position_embeddings;
@@ -81,7 +92,7 @@ Command add_chat_command(CLI::App& app) {
               if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
               for (const auto& m : history) messages.push_back(m);
               messages.push_back({{"role", "user"}, {"content", line}});
-              const ChatPrompt prompt = encode_chat(tmpl, tokenizer, messages);
+              const ChatPrompt prompt = encode_chat(tmpl, tokenizer, messages, nullptr, true, template_vars);
               if (static_cast<int64_t>(prompt.ids.size()) >= context) {
                 std::fprintf(stderr, "glass: the conversation (%zu tokens) fills the context of %lld; /reset to start over\n",
                              prompt.ids.size(), static_cast<long long>(context));
@@ -91,23 +102,42 @@ Command add_chat_command(CLI::App& app) {
               // Each turn re-reads the whole conversation; the cache holds one turn.
               Generator gen(model, backend->kernels(), cache, tokenizer, context);
               const int handle = gen.add({prompt.ids, params});
+              std::optional<ReasoningSplitter> splitter = reasoning_splitter_for(tokenizer, prompt.ids);
+              ReasoningPieces reply;
+              ReplyPrinter printer(o->show_thinking);
               while (!gen.idle())
-                gen.step([jsonl](const GenerationEvent& e) {
-                  if (!jsonl && !e.text.empty()) std::cout << e.text << std::flush;
+                gen.step([&](const GenerationEvent& e) {
+                  ReasoningPieces piece{"", e.text};
+                  if (splitter) {
+                    piece = splitter->feed(e.text);
+                    if (e.finish) {
+                      const ReasoningPieces rest = splitter->finish();
+                      piece.reasoning += rest.reasoning;
+                      piece.content += rest.content;
+                    }
+                  }
+                  reply.reasoning += piece.reasoning;
+                  reply.content += piece.content;
+                  if (!jsonl) printer.print(piece, splitter ? &*splitter : nullptr);
                 });
               const GenerationResult r = *gen.take_result(handle);
+              const bool reasoning_found = splitter && splitter->found_reasoning();
               if (jsonl) {
-                const nlohmann::ordered_json j = {{"reply", r.text},
-                                                  {"finish_reason", r.finish.name()},
-                                                  {"prompt_tokens", prompt.ids.size()},
-                                                  {"completion_tokens", r.tokens.size()}};
+                nlohmann::ordered_json j = {{"reply", reply.content}};
+                if (reasoning_found) j["reasoning_content"] = reply.reasoning;
+                j["finish_reason"] = r.finish.name();
+                j["prompt_tokens"] = prompt.ids.size();
+                j["completion_tokens"] = r.tokens.size();
+                if (reasoning_found) j["reasoning_tokens"] = splitter->reasoning_tokens();
                 std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+              } else {
+                printer.end(splitter ? &*splitter : nullptr);
               }
               std::cout << "\n" << std::flush;
               if (r.finish.kind != FinishReason::Kind::eos)
                 std::fprintf(stderr, "glass: reply ended by %s\n", r.finish.describe().c_str());
               history.push_back(messages.back());
-              history.push_back({{"role", "assistant"}, {"content", r.text}});
+              history.push_back({{"role", "assistant"}, {"content", reply.content}});
             }
             if (interactive) std::cout << "\n";
             return 0;

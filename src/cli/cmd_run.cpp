@@ -14,6 +14,7 @@
 #include "cli/token_ids.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
+#include "runtime/reasoning.h"
 #include "tokenizer/utf8.h"
 
 namespace glass::cli {
@@ -94,8 +95,9 @@ Command add_run_command(CLI::App& app) {
     std::vector<std::string> prompts, ids;
     size_t show_top = 0;
     int64_t ctx_size = 0;
-    bool no_special = false, chat = false;
+    bool no_special = false, chat = false, show_thinking = false;
     std::string system;
+    ChatTemplateOptions template_options;
     GenerationOptions generation;
     RuntimeOptions runtime;
   };
@@ -112,6 +114,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
   auto* chat = sub->add_flag("--chat", o->chat, "Wrap each prompt as one user message with the checkpoint's chat template");
   sub->add_option("--system", o->system, "With --chat: a system message first")->needs(chat);
+  for (CLI::Option* flag : o->template_options.add_to(sub, true)) flag->needs(chat);
+  sub->add_flag("--show-thinking", o->show_thinking,
+                "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   chat->excludes(ids);
   o->generation.add_to(sub);
   o->runtime.add_to(sub, "f32");
@@ -120,6 +125,7 @@ Command add_run_command(CLI::App& app) {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")
               fail("--format: \"", o->format, "\" is not one of text, json, ndjson");
             if (o->prompts.empty() && o->ids.empty()) fail("give a prompt with -p TEXT or --ids \"...\"");
+            const jinja::OrderedJson template_vars = o->template_options.resolve();
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
@@ -135,8 +141,10 @@ Command add_run_command(CLI::App& app) {
             enc.parse_special = !o->no_special;
             if (o->chat) {
               const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+              o->template_options.warn_if_ignored(tmpl, template_vars);
               for (const auto& text : o->prompts)
-                requests.push_back({encode_chat(tmpl, tokenizer, single_turn(text, o->system)).ids, params, o->show_top, true});
+                requests.push_back({encode_chat(tmpl, tokenizer, single_turn(text, o->system), nullptr, true, template_vars).ids,
+                                    params, o->show_top, true});
             } else {
               for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
             }
@@ -147,13 +155,34 @@ Command add_run_command(CLI::App& app) {
                                                                params.max_new_tokens.value_or(context)));
             KVCache cache(c, kv, KVCache::capacity_for(lengths));
 
+            // Models that think (their tokenizer has <think> tags) get their reasoning
+            // apart from the answer, per sequence (handles are 0, 1, ... in order).
+            std::vector<std::optional<ReasoningSplitter>> splitters;
+            for (const auto& r : requests) splitters.push_back(reasoning_splitter_for(tokenizer, r.prompt));
+            std::vector<ReasoningPieces> replies(requests.size());
+
             const bool stream = o->format == "text" && requests.size() == 1;
+            ReplyPrinter printer(o->show_thinking);
             std::vector<int64_t> steps(requests.size(), 0);
             auto on_event = [&](const GenerationEvent& e) {
               const int64_t step = steps[e.handle]++;
+              std::optional<ReasoningSplitter>& splitter = splitters[e.handle];
+              ReasoningPieces piece{"", e.text};
+              if (splitter) {
+                piece = splitter->feed(e.text);
+                if (e.finish) {
+                  const ReasoningPieces rest = splitter->finish();
+                  piece.reasoning += rest.reasoning;
+                  piece.content += rest.content;
+                }
+              }
+              replies[e.handle].reasoning += piece.reasoning;
+              replies[e.handle].content += piece.content;
+              const bool reasoning_found = splitter && splitter->found_reasoning();
               if (o->format == "ndjson") {
                 OJson j = {{"type", "step"}, {"sequence", e.handle}, {"step", step}, {"token", e.token},
-                          {"token_text", std::string(tokenizer.token_bytes(e.token))}, {"text", e.text}};
+                          {"token_text", std::string(tokenizer.token_bytes(e.token))}, {"text", piece.content}};
+                if (reasoning_found) j["reasoning_content"] = piece.reasoning;
                 if (o->show_top > 0) {
                   OJson cands = OJson::array();
                   for (const Candidate& cand : e.candidates) cands.push_back(candidate_json(cand, tokenizer));
@@ -169,10 +198,7 @@ Command add_run_command(CLI::App& app) {
                 return;
               }
               if (o->show_top > 0) print_step_table(stderr, step, e, tokenizer);
-              if (stream && !e.text.empty()) {
-                std::cout << e.text;
-                std::cout.flush();
-              }
+              if (stream) printer.print(piece, splitter ? &*splitter : nullptr);
             };
 
             GenerationTimings t;
@@ -183,19 +209,29 @@ Command add_run_command(CLI::App& app) {
               const GenerationResult& r = results[i];
               const auto completion = static_cast<int64_t>(r.tokens.size());
               const auto prompt_tokens = static_cast<int64_t>(r.prompt.size());
+              const ReasoningSplitter* splitter = splitters[i] ? &*splitters[i] : nullptr;
+              const bool reasoning_found = splitter != nullptr && splitter->found_reasoning();
               if (o->format == "text") {
-                if (stream) std::cout << "\n";
-                else std::cout << "[" << i << "] " << r.text << "\n";
+                if (stream) {
+                  printer.end(splitter);
+                } else {
+                  std::cout << "[" << i << "] ";
+                  ReplyPrinter whole(o->show_thinking);
+                  whole.print(replies[i], splitter);
+                  whole.end(splitter);
+                }
+                std::cout << "\n";
               } else {
-                OJson j = {{"ids", r.tokens},
-                          {"text", r.text},
-                          {"finish_reason", r.finish.name()},
-                          {"finish", finish_json(r.finish, tokenizer)},
-                          {"seed", r.seed},
-                          {"usage",
-                           {{"prompt_tokens", prompt_tokens},
-                            {"completion_tokens", completion},
-                            {"total_tokens", prompt_tokens + completion}}}};
+                OJson j = {{"ids", r.tokens}, {"text", replies[i].content}};
+                if (reasoning_found) j["reasoning_content"] = replies[i].reasoning;
+                j["finish_reason"] = r.finish.name();
+                j["finish"] = finish_json(r.finish, tokenizer);
+                j["seed"] = r.seed;
+                j["usage"] = {{"prompt_tokens", prompt_tokens},
+                              {"completion_tokens", completion},
+                              {"total_tokens", prompt_tokens + completion}};
+                if (reasoning_found)
+                  j["usage"]["completion_tokens_details"] = {{"reasoning_tokens", splitter->reasoning_tokens()}};
                 if (o->format == "ndjson") j["type"] = "done";
                 if (results.size() > 1) j["sequence"] = i;
                 std::cout << dump(j) << std::endl;

@@ -36,6 +36,7 @@ Command add_serve_command(CLI::App& app) {
     size_t parallel = 16, queue = 64;
     int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = 512, max_body_mb = 8;
     bool quiet = false;
+    ChatTemplateOptions template_options;
     GenerationOptions generation;
     RuntimeOptions runtime;
   };
@@ -52,6 +53,8 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--prefill-chunk", o->prefill_chunk, "Most prompt tokens one forward pass takes")->capture_default_str();
   sub->add_option("--max-body-mb", o->max_body_mb, "Largest request body in MiB; larger ones get 413")->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr");
+  o->template_options.add_to(sub, false)[0]->description(
+      "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
   o->generation.add_to(sub);
   o->runtime.add_to(sub, "f32");
 
@@ -62,6 +65,7 @@ Command add_serve_command(CLI::App& app) {
             if (o->prefill_chunk <= 0) fail("--prefill-chunk: must be positive, got ", o->prefill_chunk);
             if (o->max_body_mb <= 0) fail("--max-body-mb: must be positive, got ", o->max_body_mb);
             if (o->port < 0 || o->port > 65535) fail("--port: must be 0..65535, got ", o->port);
+            const jinja::OrderedJson template_vars = o->template_options.resolve();
             // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
             // (threads inherit the mask, so this comes before the kernels' pool starts)
             // and taken by one waiting thread.
@@ -107,6 +111,7 @@ Command add_serve_command(CLI::App& app) {
             served.tokenizer = &tokenizer;
             served.chat_template = chat_template.get();
             served.defaults = defaults;
+            served.chat_template_kwargs = template_vars;
             server::ServerOptions http;
             http.host = o->host;
             http.port = o->port;

@@ -1,12 +1,22 @@
 #include "cli/generation_options.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "io/checkpoint.h"
+#include "runtime/chat_prompt.h"
 
 namespace glass::cli {
 
 namespace {
+
+// ANSI SGR: faint on, and back to normal intensity.
+constexpr const char* kFaint = "\x1b[2m";
+constexpr const char* kNormal = "\x1b[22m";
 
 template <class T>
 void add_override(CLI::App* sub, const std::string& name, std::optional<T>& target, const std::string& help) {
@@ -83,6 +93,82 @@ SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   params = apply_overrides(params, o);
   params.validate(gen_path + " with the command-line flags");
   return params;
+}
+
+std::vector<CLI::Option*> ChatTemplateOptions::add_to(CLI::App* sub, bool with_no_think) {
+  std::vector<CLI::Option*> flags;
+  flags.push_back(sub->add_option("--chat-template-kwargs", kwargs_json,
+                                  "Extra chat template variables as a JSON object, e.g. '{\"enable_thinking\": false}'"));
+  if (with_no_think)
+    flags.push_back(sub->add_flag("--no-think", no_think,
+                                  "Render the chat template with enable_thinking false (Qwen3 answers without thinking)"));
+  return flags;
+}
+
+jinja::OrderedJson ChatTemplateOptions::resolve() const {
+  jinja::OrderedJson vars = jinja::OrderedJson::object();
+  if (!kwargs_json.empty()) {
+    try {
+      vars = jinja::OrderedJson::parse(kwargs_json);
+    } catch (const jinja::OrderedJson::parse_error& e) {
+      fail("--chat-template-kwargs: not valid JSON: ", e.what());
+    }
+    check_template_vars(vars, "--chat-template-kwargs");
+  }
+  if (no_think) {
+    if (auto it = vars.find("enable_thinking"); it != vars.end() && *it != false)
+      fail("--no-think contradicts --chat-template-kwargs, which sets enable_thinking to ", it->dump());
+    vars["enable_thinking"] = false;
+  }
+  return vars;
+}
+
+void ChatTemplateOptions::warn_if_ignored(const ChatTemplate& chat_template, const jinja::OrderedJson& vars) const {
+  if (!no_think) return;
+  jinja::OrderedJson without = vars;
+  without.erase("enable_thinking");
+  const jinja::OrderedJson messages = single_turn("Hi");
+  try {
+    if (chat_template.render(messages, nullptr, true, vars) == chat_template.render(messages, nullptr, true, without))
+      std::fprintf(stderr, "glass: --no-think changes nothing: the chat template (%s) does not read enable_thinking\n",
+                   chat_template.origin().c_str());
+  } catch (const Error&) {
+    // A template that refuses this sample conversation says why when it renders the real one.
+  }
+}
+
+ReplyPrinter::ReplyPrinter(bool show_thinking)
+    : show_thinking_(show_thinking),
+      dim_stdout_(::isatty(STDOUT_FILENO) != 0),
+      note_on_stderr_(::isatty(STDERR_FILENO) != 0) {}
+
+void ReplyPrinter::print(const ReasoningPieces& pieces, const ReasoningSplitter* splitter) {
+  if (show_thinking_ && !pieces.reasoning.empty()) {
+    if (dim_stdout_) std::cout << kFaint << pieces.reasoning << kNormal;
+    else std::cout << pieces.reasoning;
+    shown_reasoning_ = true;
+  }
+  if (!pieces.content.empty()) {
+    if (!shown_content_) {
+      if (shown_reasoning_) std::cout << "\n\n";
+      if (splitter != nullptr) note(*splitter);
+      shown_content_ = true;
+    }
+    std::cout << pieces.content;
+  }
+  std::cout.flush();
+}
+
+void ReplyPrinter::end(const ReasoningSplitter* splitter) {
+  if (splitter != nullptr) note(*splitter);
+}
+
+void ReplyPrinter::note(const ReasoningSplitter& splitter) {
+  if (noted_ || show_thinking_ || !note_on_stderr_ || !splitter.found_reasoning()) return;
+  noted_ = true;
+  std::cout.flush();
+  std::fprintf(stderr, "%s(thought for %lld tokens; --show-thinking shows it)%s\n", kFaint,
+               static_cast<long long>(splitter.reasoning_tokens()), kNormal);
 }
 
 }  // namespace glass::cli

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/chat_prompt.h"
 #include "server/api_error.h"
 
 namespace glass::server {
@@ -231,6 +232,15 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
       for (const OJson& t : *tools)
         if (!t.is_object()) throw wrong_type("tools", "an array of objects", t);
       if (!tools->empty()) r.tools = *tools;
+    }
+    if (const OJson* vars = field(body, "chat_template_kwargs")) {
+      if (!vars->is_object()) throw wrong_type("chat_template_kwargs", "an object", *vars);
+      try {
+        check_template_vars(*vars, "chat_template_kwargs");
+      } catch (const Error& e) {
+        throw invalid_parameter("chat_template_kwargs", e.what());
+      }
+      r.chat_template_kwargs = *vars;
     }
   } else {
     parse_prompt(body, r);

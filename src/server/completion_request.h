@@ -26,6 +26,8 @@ struct CompletionRequest {
   // "developer" as "system") and the tools (null or an array).
   jinja::OrderedJson messages;
   jinja::OrderedJson tools;
+  // chat: extra chat template variables (vLLM's extension), e.g. {"enable_thinking": false}.
+  jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();
   // completions: the prompt as text, or as token ids.
   std::optional<std::string> prompt_text;
   std::vector<int32_t> prompt_ids;

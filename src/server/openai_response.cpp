@@ -22,12 +22,17 @@ ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokeniz
       id_(std::move(id)),
       created_(created),
       model_(std::move(model)),
-      prompt_(std::move(prompt)) {}
+      prompt_(std::move(prompt)) {
+  if (request_.endpoint == Endpoint::chat_completions) splitter_ = reasoning_splitter_for(tokenizer_, prompt_);
+}
 
 OJson ResponseBuilder::usage(const FinishedGeneration& f) const {
-  return {{"prompt_tokens", f.prompt_tokens},
-          {"completion_tokens", f.completion_tokens},
-          {"total_tokens", f.prompt_tokens + f.completion_tokens}};
+  OJson u = {{"prompt_tokens", f.prompt_tokens},
+             {"completion_tokens", f.completion_tokens},
+             {"total_tokens", f.prompt_tokens + f.completion_tokens}};
+  if (splitter_ && splitter_->found_reasoning())
+    u["completion_tokens_details"] = {{"reasoning_tokens", splitter_->reasoning_tokens()}};
+  return u;
 }
 
 OJson ResponseBuilder::token_entry(int32_t token, float logprob) const {
@@ -73,8 +78,21 @@ OJson ResponseBuilder::response(const std::vector<StreamedToken>& tokens, const 
   }
   const bool chat = request_.endpoint == Endpoint::chat_completions;
   OJson choice = {{"index", 0}};
-  if (chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else choice["text"] = text;
+  if (chat && splitter_) {
+    ReasoningPieces reply;
+    for (const StreamedToken& t : tokens) {
+      const ReasoningPieces p = splitter_->feed(t.text);
+      reply.reasoning += p.reasoning;
+      reply.content += p.content;
+    }
+    const ReasoningPieces rest = splitter_->finish();
+    choice["message"] = {{"role", "assistant"}, {"content", reply.content + rest.content}};
+    if (splitter_->found_reasoning()) choice["message"]["reasoning_content"] = reply.reasoning + rest.reasoning;
+  } else if (chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", text}};
+  } else {
+    choice["text"] = text;
+  }
   choice["logprobs"] = logprobs(tokens);
   choice["finish_reason"] = finished.finish.openai_name();
   if (request_.return_token_ids) choice["token_ids"] = ids;
@@ -107,27 +125,42 @@ OJson ResponseBuilder::first_chunk() const {
   return c;
 }
 
-bool ResponseBuilder::wants_chunk(const StreamedToken& token) const {
-  return !token.text.empty() || request_.logprobs || request_.return_token_ids;
+OJson ResponseBuilder::delta(const ReasoningPieces& pieces) const {
+  OJson d = OJson::object();
+  if (!pieces.reasoning.empty()) d["reasoning_content"] = pieces.reasoning;
+  if (!pieces.content.empty() || pieces.reasoning.empty()) d["content"] = pieces.content;
+  return d;
 }
 
-OJson ResponseBuilder::token_chunk(const StreamedToken& token) {
+std::optional<OJson> ResponseBuilder::token_chunk(const StreamedToken& token) {
+  const bool chat = request_.endpoint == Endpoint::chat_completions;
+  const ReasoningPieces pieces = splitter_ ? splitter_->feed(token.text) : ReasoningPieces{"", token.text};
+  const bool has_text = !pieces.reasoning.empty() || !pieces.content.empty();
+  if (!has_text && !request_.logprobs && !request_.return_token_ids) return std::nullopt;
   OJson choice = {{"index", 0}};
-  if (request_.endpoint == Endpoint::chat_completions) choice["delta"] = {{"content", token.text}};
-  else choice["text"] = token.text;
+  if (chat) choice["delta"] = delta(pieces);
+  else choice["text"] = pieces.content;
   choice["logprobs"] = logprobs({token});
   choice["finish_reason"] = nullptr;
   if (request_.return_token_ids) choice["token_ids"] = OJson::array({token.token});
   return chunk(std::move(choice));
 }
 
-OJson ResponseBuilder::finish_chunk(const FinishedGeneration& finished) const {
+std::vector<OJson> ResponseBuilder::finish_chunks(const FinishedGeneration& finished) {
+  std::vector<OJson> chunks;
+  const bool chat = request_.endpoint == Endpoint::chat_completions;
+  if (splitter_) {
+    const ReasoningPieces rest = splitter_->finish();
+    if (!rest.reasoning.empty() || !rest.content.empty())
+      chunks.push_back(chunk({{"index", 0}, {"delta", delta(rest)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
+  }
   OJson choice = {{"index", 0}};
-  if (request_.endpoint == Endpoint::chat_completions) choice["delta"] = OJson::object();
+  if (chat) choice["delta"] = OJson::object();
   else choice["text"] = "";
   choice["logprobs"] = nullptr;
   choice["finish_reason"] = finished.finish.openai_name();
-  return chunk(std::move(choice));
+  chunks.push_back(chunk(std::move(choice)));
+  return chunks;
 }
 
 OJson ResponseBuilder::usage_chunk(const FinishedGeneration& finished) const {

@@ -6,14 +6,23 @@
 // change with the sampling settings. Every generated token is listed, including a
 // final eos token and the tokens that made a stop string (their text is not in the
 // content), as vLLM does; usage.completion_tokens counts the same tokens.
+//
+// Chat replies of a model that thinks (its tokenizer has <think> tags, as Qwen3's) carry
+// the reasoning apart from the answer in "reasoning_content" (vLLM's field): in the
+// message, and in the deltas of a stream (reasoning deltas carry reasoning_content,
+// answer deltas content), with usage.completion_tokens_details.reasoning_tokens. It is
+// there only when the reply (or the prompt) opened a think block. /v1/completions
+// returns the raw text.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/reasoning.h"
 #include "server/completion_request.h"
 #include "server/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -36,17 +45,22 @@ class ResponseBuilder {
   // The whole response of a non-streamed request.
   OJson response(const std::vector<StreamedToken>& tokens, const FinishedGeneration& finished);
 
-  // Streams: the first chunk (chat: the assistant role), one per token, the last one
+  // Streams: the first chunk (chat: the assistant role), one per token, the last ones
   // with the finish reason, then the usage chunk (when stream_options.include_usage).
   OJson first_chunk() const;
-  // Whether `token` makes a chunk: text, or logprobs / token ids that were asked for.
-  bool wants_chunk(const StreamedToken& token) const;
-  OJson token_chunk(const StreamedToken& token);
-  OJson finish_chunk(const FinishedGeneration& finished) const;
+  // Every token goes through here, in order. The chunk of `token`, or nullopt when it
+  // makes none: no text released, and neither logprobs nor token ids asked for.
+  std::optional<OJson> token_chunk(const StreamedToken& token);
+  // After the last token: a chunk with the text held back for a tag that never came,
+  // if any, then the chunk with the finish reason.
+  std::vector<OJson> finish_chunks(const FinishedGeneration& finished);
   OJson usage_chunk(const FinishedGeneration& finished) const;
 
  private:
   OJson chunk(OJson choice) const;
+  // A chat delta of released pieces: reasoning_content and content, each when not
+  // empty; {"content": ""} when neither has text.
+  OJson delta(const ReasoningPieces& pieces) const;
   OJson usage(const FinishedGeneration& finished) const;
   // chat: {"content": [entries]}; completions: {"tokens", "token_logprobs", "top_logprobs", "text_offset"}.
   OJson logprobs(const std::vector<StreamedToken>& tokens);
@@ -59,6 +73,8 @@ class ResponseBuilder {
   std::string model_;
   std::vector<int32_t> prompt_;
   int64_t text_offset_ = 0;  // completions logprobs: bytes of token text so far
+  // chat, with a tokenizer that has think tags: reasoning apart from the answer.
+  std::optional<ReasoningSplitter> splitter_;
 };
 
 }  // namespace glass::server

@@ -143,7 +143,9 @@ struct OpenAIServer::Impl {
       if (model.chat_template == nullptr)
         throw invalid_parameter("messages", "this checkpoint has no chat template; use /v1/completions");
       try {
-        ids = encode_chat(*model.chat_template, *model.tokenizer, r.messages, r.tools).ids;
+        ids = encode_chat(*model.chat_template, *model.tokenizer, r.messages, r.tools, true,
+                          merge_template_vars(model.chat_template_kwargs, r.chat_template_kwargs))
+                  .ids;
       } catch (const Error& e) {
         throw invalid_parameter("messages", str_cat("the chat template refused the messages: ", e.what()));
       }
@@ -226,12 +228,12 @@ struct OpenAIServer::Impl {
           if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
             out = ": keep-alive\n\n";
           for (const StreamedToken& t : u.tokens)
-            if (builder->wants_chunk(t)) out += sse(builder->token_chunk(t));
+            if (auto c = builder->token_chunk(t)) out += sse(*c);
           if (u.error) {
             out += sse(ApiError(500, *u.error, "server_error").body());
             state->outcome = "error: " + *u.error;
           } else if (u.finished) {
-            out += sse(builder->finish_chunk(*u.finished));
+            for (const OJson& c : builder->finish_chunks(*u.finished)) out += sse(c);
             if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
             state->outcome = str_cat(u.finished->completion_tokens, " tokens, ", u.finished->finish.name());
           }

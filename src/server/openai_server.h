@@ -31,6 +31,9 @@ struct ServedModel {
   const Tokenizer* tokenizer = nullptr;
   const ChatTemplate* chat_template = nullptr;  // null: /v1/chat/completions answers 400
   SamplingParams defaults;  // generation_config.json with the server's flags
+  // Chat template variables for every request; a request's chat_template_kwargs go over
+  // them, variable by variable.
+  jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();
 };
 
 struct ServerOptions {

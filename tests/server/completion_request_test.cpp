@@ -195,5 +195,20 @@ TEST(CompletionRequest, ResolveSamplingOverridesTheDefaults) {
   EXPECT_TRUE(p.eos_token_ids.empty());
 }
 
+TEST(CompletionRequest, ChatTemplateKwargsAreAnObjectOfVariables) {
+  const CompletionRequest r =
+      parse_completion_request(chat(R"("chat_template_kwargs": {"enable_thinking": false, "x": [1]})"), Endpoint::chat_completions);
+  EXPECT_EQ(r.chat_template_kwargs, jinja::OrderedJson({{"enable_thinking", false}, {"x", {1}}}));
+  EXPECT_TRUE(parse_completion_request(chat(R"("chat_template_kwargs": null)"), Endpoint::chat_completions)
+                  .chat_template_kwargs.empty());
+  ApiError e = error_of(chat(R"("chat_template_kwargs": "enable_thinking=false")"));
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_EQ(e.param(), "chat_template_kwargs");
+  EXPECT_NE(std::string(e.what()).find("must be an object, got a string"), std::string::npos) << e.what();
+  e = error_of(chat(R"("chat_template_kwargs": {"tools": []})"));
+  EXPECT_EQ(e.param(), "chat_template_kwargs");
+  EXPECT_NE(std::string(e.what()).find("\"tools\""), std::string::npos) << e.what();
+}
+
 }  // namespace
 }  // namespace glass::server

@@ -32,6 +32,7 @@ struct TestServerOptions {
   size_t max_body_bytes = size_t{1} << 20;
   std::string model_name = "test-model";
   bool log_requests = false;
+  jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();  // the server's defaults
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json

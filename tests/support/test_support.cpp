@@ -221,6 +221,44 @@ void write_constant_token_model(const std::string& dir, int32_t token) {
     write_string(dir + "/" + name, read_string(demo_model_dir() + "/" + name));
 }
 
+void write_successor_model(const std::string& dir, const std::vector<std::pair<int32_t, int32_t>>& next,
+                           const std::string& tokenizer_dir) {
+  ModelConfig c = tiny_config();
+  c.vocab_size = 151936;
+  c.tie_word_embeddings = false;
+  if (next.size() > static_cast<size_t>(c.hidden_size)) throw std::runtime_error("write_successor_model: too many pairs");
+  write_random_checkpoint(c, dir, {DType::F32, 1});
+  SafetensorsFile f(dir + "/model.safetensors");
+  std::vector<std::vector<float>> storage;
+  std::vector<TensorToWrite> ts;
+  for (const auto& [name, t] : f.tensors()) {
+    std::vector<float> v(t.nbytes / 4);
+    std::memcpy(v.data(), t.data, t.nbytes);
+    const bool matrix = t.shape.size() == 2;
+    if (name == "model.embed_tokens.weight" || name == "lm_head.weight") {
+      // Pair k: its token's embedding is unit vector k, its follower's lm_head row reads it.
+      std::fill(v.begin(), v.end(), 0.0f);
+      const bool embedding = name == "model.embed_tokens.weight";
+      for (size_t k = 0; k < next.size(); ++k) {
+        const int64_t row = embedding ? next[k].first : next[k].second;
+        v[static_cast<size_t>(row * c.hidden_size) + k] = embedding ? 1.0f : 10.0f;
+      }
+    } else if (name.find("norm") != std::string::npos) {
+      std::fill(v.begin(), v.end(), 1.0f);
+    } else if (matrix || name.find("bias") != std::string::npos) {
+      std::fill(v.begin(), v.end(), 0.0f);
+    }
+    storage.push_back(std::move(v));
+    ts.push_back({name, DType::F32, t.shape, storage.back().data(), t.nbytes});
+  }
+  write_safetensors(dir + "/model.safetensors.new", ts);
+  std::rename((dir + "/model.safetensors.new").c_str(), (dir + "/model.safetensors").c_str());
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json"})
+    write_string(dir + "/" + name, read_string(tokenizer_dir + "/" + name));
+}
+
+std::string qwen3_tokenizer_dir() { return fixtures_root() + "/tiny-qwen3"; }
+
 std::vector<Json> json_lines(const std::string& out) {
   std::vector<Json> lines;
   size_t pos = 0;

@@ -68,6 +68,18 @@ std::string thrown_error(const std::function<void()>& f);
 // 151936 with the real Qwen2.5 tokenizer files copied from the demo model.
 void write_constant_token_model(const std::string& dir, int32_t token);
 
+// A checkpoint that follows each token of `next` (a pair: a token, then the one that
+// follows it) with its follower, argmax by a wide margin, so that a run writes a chosen
+// sequence from a prompt's last token on; every other token is followed by id 0. Zero
+// layer weights (each position sees only its own token), at most 32 pairs, vocabulary
+// 151936; the tokenizer files (tokenizer.json, tokenizer_config.json) are copied from
+// `tokenizer_dir`.
+void write_successor_model(const std::string& dir, const std::vector<std::pair<int32_t, int32_t>>& next,
+                           const std::string& tokenizer_dir);
+
+// The Qwen3 tokenizer and chat template: the tiny-qwen3 fixture folder.
+std::string qwen3_tokenizer_dir();
+
 // Each line of `out` parsed as JSON (a command's JSONL output).
 std::vector<Json> json_lines(const std::string& out);
 

@@ -170,6 +170,18 @@ test('errors come back as OpenAI errors', async () => {
   assert.equal(r.choices.length, 1);
 });
 
+test('chat_template_kwargs passes through the client as an extra body field', async () => {
+  const params = { model: MODEL, messages: messages('Hello'), max_tokens: 4, temperature: 0 };
+  const plain = await client.chat.completions.create(params);
+  // Qwen2.5's template does not read enable_thinking: the same prompt, and no reasoning.
+  const r = await client.chat.completions.create({ ...params, chat_template_kwargs: { enable_thinking: false } });
+  assert.equal(r.usage.prompt_tokens, plain.usage.prompt_tokens);
+  assert.equal(r.choices[0].message.content, plain.choices[0].message.content);
+  assert.equal(r.choices[0].message.reasoning_content, undefined);
+  await assert.rejects(client.chat.completions.create({ ...params, chat_template_kwargs: ['enable_thinking'] }),
+                       (e) => e instanceof OpenAI.BadRequestError && e.param === 'chat_template_kwargs');
+});
+
 test('16 concurrent seeded and greedy requests get the tokens they get alone', async () => {
   const requests = Array.from({ length: 16 }, (_, i) => ({
     model: MODEL, messages: messages(`Request ${i}` + ' more'.repeat(i)), max_tokens: 12 + i, ignore_eos: true,
