@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu_kernels.h"
@@ -35,12 +36,13 @@ struct Weights {
   }
 };
 
-// args: weight type, rows, cols, tokens, threads
+// args: weight type, rows, cols, tokens, threads[, 0 to turn the CPU's extensions such as VNNI off]
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
-  CpuKernels k(pool);
+  const bool extensions = state.range(5) != 0;
+  CpuKernels k(pool, extensions ? CpuFeatures::detect() : CpuFeatures{});
   Weights m(type, rows, cols);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
   for (auto _ : state) {
@@ -49,17 +51,19 @@ void BM_Matmul(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * rows * cols * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.w.bytes()));
-  state.SetLabel(weight_type_name(type));
+  state.SetLabel(std::string(weight_type_name(type)) + " " + k.simd_path());
 }
 
 void MatmulShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::BF16), static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)}) {
     for (int threads : {1, 2}) {
-      b->Args({t, 4864, 896, 1, threads});     // gate/up, decode
-      b->Args({t, 896, 4864, 1, threads});     // down, decode
-      b->Args({t, 151936, 896, 1, threads});   // lm_head, decode
-      b->Args({t, 4864, 896, 64, threads});    // gate/up, prefill block
-      b->Args({t, 896, 4864, 64, threads});    // down, prefill block
+      for (int extensions : {1, 0}) {
+        b->Args({t, 4864, 896, 1, threads, extensions});     // gate/up, decode
+        b->Args({t, 896, 4864, 1, threads, extensions});     // down, decode
+        b->Args({t, 151936, 896, 1, threads, extensions});   // lm_head, decode
+        b->Args({t, 4864, 896, 64, threads, extensions});    // gate/up, prefill block
+        b->Args({t, 896, 4864, 64, threads, extensions});    // down, prefill block
+      }
     }
   }
 }

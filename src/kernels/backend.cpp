@@ -20,7 +20,8 @@ Backend::Backend(const std::string& name, int threads) : name_(name) {
 
 std::string Backend::description() const {
   if (name_ == "reference") return "reference (scalar, 1 thread)";
-  return str_cat("cpu (", CpuKernels::simd_target(), ", ", threads(), threads() == 1 ? " thread)" : " threads)");
+  const auto& cpu = static_cast<const CpuKernels&>(*kernels_);
+  return str_cat("cpu (", cpu.simd_path(), ", ", threads(), threads() == 1 ? " thread)" : " threads)");
 }
 
 }  // namespace glass

@@ -12,7 +12,15 @@ namespace {
 constexpr int64_t kRowGrain = 8;
 }  // namespace
 
+CpuFeatures CpuFeatures::detect() { return {simd::cpu_has_avx512_vnni()}; }
+
 const char* CpuKernels::simd_target() { return simd::target_name(); }
+
+std::string CpuKernels::simd_path() const {
+  std::string s = simd_target();
+  if (features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
+  return s;
+}
 
 const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
@@ -32,7 +40,7 @@ const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n,
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
   const std::byte* xp = prepare(w.type, x, n, w.cols, prepared_);
-  pool_.parallel_for(w.rows, kRowGrain, [&](int64_t b, int64_t e) { simd::matmul_rows(w, xp, n, b, e, bias, y); });
+  pool_.parallel_for(w.rows, kRowGrain, [&](int64_t b, int64_t e) { simd::matmul_rows(w, xp, n, b, e, bias, y, features_.avx512_vnni); });
 }
 
 void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) {
@@ -53,7 +61,8 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
     for (size_t i = 0; i < count; ++i) {
       const int64_t rows = outputs[i].w->rows;
       const int64_t lo = std::max(b, offset), hi = std::min(e, offset + rows);
-      if (lo < hi) simd::matmul_rows(*outputs[i].w, xp, n, lo - offset, hi - offset, outputs[i].bias, outputs[i].y);
+      if (lo < hi) simd::matmul_rows(*outputs[i].w, xp, n, lo - offset, hi - offset, outputs[i].bias, outputs[i].y,
+                                    features_.avx512_vnni);
       offset += rows;
     }
   });
@@ -67,8 +76,8 @@ void CpuKernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, c
   float* u = up_scratch_.data();
   const int64_t rows = gate.rows;
   pool_.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
-    simd::matmul_rows(gate, gp, n, b, e, nullptr, out);
-    simd::matmul_rows(up, upp, n, b, e, nullptr, u);
+    simd::matmul_rows(gate, gp, n, b, e, nullptr, out, features_.avx512_vnni);
+    simd::matmul_rows(up, upp, n, b, e, nullptr, u, features_.avx512_vnni);
     for (int64_t t = 0; t < n; ++t) simd::silu_mul(out + t * rows + b, u + t * rows + b, e - b, out + t * rows + b);
   });
 }

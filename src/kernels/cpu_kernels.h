@@ -3,6 +3,7 @@
 // by the reduction dimension, so the split does not change any result.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -10,12 +11,22 @@
 
 namespace glass {
 
+// Which instruction-set extensions beyond the dispatched SIMD target the kernels use;
+// tests turn them off to check each path against the others.
+struct CpuFeatures {
+  bool avx512_vnni = false;  // int8 dot products in one instruction (interleaved q8_0 / q4_0)
+  static CpuFeatures detect();  // everything this CPU has
+};
+
 class CpuKernels final : public Kernels {
  public:
-  explicit CpuKernels(ThreadPool& pool) : pool_(pool) {}
+  explicit CpuKernels(ThreadPool& pool, CpuFeatures features = CpuFeatures::detect())
+      : pool_(pool), features_(features) {}
   const char* name() const override { return "cpu"; }
-  // The SIMD target chosen for this CPU, e.g. "AVX2".
+  // The SIMD target chosen for this CPU, e.g. "AVX2", and the extensions used beside it
+  // ("AVX3 + VNNI").
   static const char* simd_target();
+  std::string simd_path() const;
 
   void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) override;
   void matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) override;
@@ -30,6 +41,7 @@ class CpuKernels final : public Kernels {
   const std::byte* prepare(WeightType type, const float* x, int64_t n, int64_t cols, std::vector<std::byte>& buffer);
 
   ThreadPool& pool_;
+  CpuFeatures features_;
   std::vector<std::byte> prepared_;
   std::vector<std::byte> prepared_up_;  // when gate and up differ in type
   std::vector<float> gate_scratch_, up_scratch_, attention_scratch_;

@@ -389,22 +389,111 @@ HWY_INLINE void GroupInt8(const WeightMatrix& w, int64_t g, const ActBlock* x, i
 #endif
 }
 
-// Tokens [t0, t0 + count), count <= 4, for group g; rows of the group outside
-// [lo, hi) are computed but not stored.
-template <WeightType Type>
+#undef GLASS_HAVE_VNNI_KERNEL
+#if HWY_TARGET == HWY_AVX3
+// AVX512-VNNI (with VL), on CPUs that have it: vpdpbusd multiplies unsigned by signed
+// bytes and adds each 4 products into an int32 lane in one instruction. The weights are
+// made unsigned, q8_0 by adding 128 and q4_0 as their nibbles (0..15), and the excess
+// (128 or 8 times the block's activation sum) is subtracted per block, so every block's
+// int32 dot is exactly GroupInt8's and the float steps after it are the same: the
+// results are bit-identical to the kernel without VNNI.
+#define GLASS_VNNI __attribute__((target("avx512vnni")))
+
+// Not inlined: only this function is compiled for VNNI, so its callers (which also run
+// on AVX-512 CPUs without it) stay free of VNNI instructions.
+template <WeightType Type, int T>
+GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64_t xstride_blocks,
+                                          const float* bias, float* y, int64_t ystride) {
+  const int64_t nb = w.cols / kQuantBlock;
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  const bool fetch_next = T == 1 && (g + 2) * kInterleaveRows <= w.interleaved_rows();
+  const auto block_bytes = static_cast<int64_t>(w.row_bytes) / nb * kInterleaveRows;
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* block = w.group_block(g, b);
+    if (fetch_next) PrefetchBytes(w.group_block(g + 1, b), block_bytes);
+    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block)));
+    const uint8_t* q = interleaved_quants(block);
+    // C sums per token, so that consecutive dpbusd do not wait for each other (with few
+    // tokens there are few independent chains otherwise).
+    constexpr int C = T == 1 ? 4 : 2;
+    __m256i dot[C][T];
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < T; ++t) dot[c][t] = _mm256_setzero_si256();
+    int32_t excess;
+    if constexpr (Type == WeightType::Q8_0) {
+      const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+      for (int s = 0; s < 8; ++s) {
+        const __m256i wu = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s)), flip);
+        for (int t = 0; t < T; ++t)
+          dot[s % C][t] = _mm256_dpbusd_epi32(dot[s % C][t], wu, Broadcast4Bytes(x[t * xstride_blocks + b].q + 4 * s));
+      }
+      excess = 128;
+    } else {
+      const __m256i low = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * i));
+        const __m256i lo = _mm256_and_si256(packed, low);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low);
+        for (int t = 0; t < T; ++t) {
+          const int8_t* xq = x[t * xstride_blocks + b].q + 8 * i;
+          dot[(2 * i) % C][t] = _mm256_dpbusd_epi32(dot[(2 * i) % C][t], lo, Broadcast4Bytes(xq));
+          dot[(2 * i + 1) % C][t] = _mm256_dpbusd_epi32(dot[(2 * i + 1) % C][t], hi, Broadcast4Bytes(xq + 4));
+        }
+      }
+      excess = 8;
+    }
+    for (int c = 1; c < C; ++c)
+      for (int t = 0; t < T; ++t) dot[0][t] = _mm256_add_epi32(dot[0][t], dot[c][t]);
+    for (int t = 0; t < T; ++t) {
+      const ActBlock& xb = x[t * xstride_blocks + b];
+      const __m256i exact = _mm256_sub_epi32(dot[0][t], _mm256_set1_epi32(excess * xb.sum));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(exact), _mm256_mul_ps(dw, _mm256_set1_ps(xb.scale)), acc[t]);
+    }
+  }
+  const __m256 vbias = bias != nullptr ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+  for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ystride, _mm256_add_ps(acc[t], vbias));
+}
+#undef GLASS_VNNI
+#define GLASS_HAVE_VNNI_KERNEL 1
+#else
+#define GLASS_HAVE_VNNI_KERNEL 0
+#endif
+
+// Tokens [t0, t0 + count) for group g, count <= TokensPerTile<Vnni>; rows of the group
+// outside [lo, hi) are computed but not stored.
+template <WeightType Type, bool Vnni>
 HWY_INLINE void GroupTokens(const WeightMatrix& w, int64_t g, int64_t lo, int64_t hi, const ActBlock* x,
                             int64_t xstride_blocks, int64_t count, const float* bias, float* y) {
   const int64_t first = g * kInterleaveRows;
   const float* gbias = bias != nullptr ? bias + first : nullptr;
   const bool whole = lo == first && hi == first + kInterleaveRows;
-  float partial[4 * kInterleaveRows];
+  float partial[8 * kInterleaveRows];
   float* out = whole ? y + first : partial;
   const int64_t stride = whole ? w.rows : kInterleaveRows;
-  switch (count) {
-    case 1: GroupInt8<Type, 1>(w, g, x, xstride_blocks, gbias, out, stride); break;
-    case 2: GroupInt8<Type, 2>(w, g, x, xstride_blocks, gbias, out, stride); break;
-    case 3: GroupInt8<Type, 3>(w, g, x, xstride_blocks, gbias, out, stride); break;
-    default: GroupInt8<Type, 4>(w, g, x, xstride_blocks, gbias, out, stride); break;
+#if GLASS_HAVE_VNNI_KERNEL
+  if constexpr (Vnni) {
+    switch (count) {
+      case 1: GroupInt8Vnni<Type, 1>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 2: GroupInt8Vnni<Type, 2>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 3: GroupInt8Vnni<Type, 3>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 4: GroupInt8Vnni<Type, 4>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 5: GroupInt8Vnni<Type, 5>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 6: GroupInt8Vnni<Type, 6>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 7: GroupInt8Vnni<Type, 7>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      default: GroupInt8Vnni<Type, 8>(w, g, x, xstride_blocks, gbias, out, stride); break;
+    }
+  } else
+#endif
+  {
+    switch (count) {
+      case 1: GroupInt8<Type, 1>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 2: GroupInt8<Type, 2>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      case 3: GroupInt8<Type, 3>(w, g, x, xstride_blocks, gbias, out, stride); break;
+      default: GroupInt8<Type, 4>(w, g, x, xstride_blocks, gbias, out, stride); break;
+    }
   }
   if (!whole)
     for (int64_t t = 0; t < count; ++t)
@@ -412,19 +501,21 @@ HWY_INLINE void GroupTokens(const WeightMatrix& w, int64_t g, int64_t lo, int64_
 }
 
 // Rows [row_begin, row_end) inside the interleaved groups, all n tokens: token blocks
-// whose activations stay in L2 while the group's weights stream past, 4 tokens a tile.
-template <WeightType Type>
+// whose activations stay in L2 while the group's weights stream past, 4 or 8 tokens a tile.
+template <WeightType Type, bool Vnni>
 HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_t xstride_blocks, int64_t n,
                                 int64_t row_begin, int64_t row_end, const float* bias, float* y) {
+  // The VNNI kernel has the registers (AVX-512's 32) for 8 tokens a tile.
+  const int64_t tile = Vnni && GLASS_HAVE_VNNI_KERNEL ? 8 : 4;
   const int64_t block = std::max<int64_t>(4, (256 << 10) / (xstride_blocks * static_cast<int64_t>(sizeof(ActBlock))) / 4 * 4);
   for (int64_t t0 = 0; t0 < n; t0 += block) {
     const int64_t t1 = std::min(n, t0 + block);
     for (int64_t g = row_begin / kInterleaveRows; g * kInterleaveRows < row_end; ++g) {
       const int64_t lo = std::max(row_begin, g * kInterleaveRows);
       const int64_t hi = std::min(row_end, (g + 1) * kInterleaveRows);
-      for (int64_t t = t0; t < t1; t += 4)
-        GroupTokens<Type>(w, g, lo, hi, x + t * xstride_blocks, xstride_blocks, std::min<int64_t>(4, t1 - t), bias,
-                          y + t * w.rows);
+      for (int64_t t = t0; t < t1; t += tile)
+        GroupTokens<Type, Vnni>(w, g, lo, hi, x + t * xstride_blocks, xstride_blocks, std::min<int64_t>(tile, t1 - t),
+                                bias, y + t * w.rows);
     }
   }
 }
@@ -465,14 +556,20 @@ HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_e
 }
 
 void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
-                const float* bias, float* y) {
+                const float* bias, float* y, bool vnni) {
   const size_t prow = PreparedRowBytes(w.type, w.cols);
   if (row_begin < w.interleaved_rows()) {
     const int64_t end = std::min(row_end, w.interleaved_rows());
     const auto* x = reinterpret_cast<const ActBlock*>(prepared);
     const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
-    if (w.type == WeightType::Q8_0) InterleavedRows<WeightType::Q8_0>(w, x, xstride, n, row_begin, end, bias, y);
-    else InterleavedRows<WeightType::Q4_0>(w, x, xstride, n, row_begin, end, bias, y);
+    const bool q8 = w.type == WeightType::Q8_0;
+    if (vnni && GLASS_HAVE_VNNI_KERNEL) {
+      if (q8) InterleavedRows<WeightType::Q8_0, true>(w, x, xstride, n, row_begin, end, bias, y);
+      else InterleavedRows<WeightType::Q4_0, true>(w, x, xstride, n, row_begin, end, bias, y);
+    } else {
+      if (q8) InterleavedRows<WeightType::Q8_0, false>(w, x, xstride, n, row_begin, end, bias, y);
+      else InterleavedRows<WeightType::Q4_0, false>(w, x, xstride, n, row_begin, end, bias, y);
+    }
     row_begin = end;
     if (row_begin >= row_end) return;
   }
@@ -716,8 +813,16 @@ void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std:
   HWY_DYNAMIC_DISPATCH(PrepareRows)(type, x, n, cols, out);
 }
 void matmul_rows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
-                 const float* bias, float* y) {
-  HWY_DYNAMIC_DISPATCH(MatmulRows)(w, prepared, n, row_begin, row_end, bias, y);
+                 const float* bias, float* y, bool vnni) {
+  HWY_DYNAMIC_DISPATCH(MatmulRows)(w, prepared, n, row_begin, row_end, bias, y, vnni);
+}
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
 }
 void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y) {
   HWY_DYNAMIC_DISPATCH(RmsNorm)(x, weight, n, dim, eps, y);

@@ -32,9 +32,14 @@ size_t prepared_row_bytes(WeightType type, int64_t cols);
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out);
 
 // y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) and all n
-// tokens; y has w.rows columns. `prepared` comes from prepare_rows.
+// tokens; y has w.rows columns. `prepared` comes from prepare_rows. `vnni`: the AVX-512
+// target may use its AVX512-VNNI int8 kernels (only where the CPU has them, see
+// cpu_has_avx512_vnni); their results are bit-identical to the kernels without.
 void matmul_rows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
-                 const float* bias, float* y);
+                 const float* bias, float* y, bool vnni);
+
+// Whether this CPU has AVX512-VNNI with AVX512-VL.
+bool cpu_has_avx512_vnni();
 
 void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y);
 void silu_mul(const float* gate, const float* up, int64_t count, float* out);

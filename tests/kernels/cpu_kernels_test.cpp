@@ -76,6 +76,9 @@ std::vector<float> int8_activations(const std::vector<float>& x, int64_t cols) {
   return out;
 }
 
+// Every path this CPU runs: each SIMD target, and on the AVX-512 target also with the
+// extensions it has beside (VNNI) and without them. Tests build their CpuKernels with
+// features_.
 class SimdTargets : public ::testing::Test {
  protected:
   void TearDown() override { simd::force_target(0); }
@@ -83,13 +86,22 @@ class SimdTargets : public ::testing::Test {
   void for_each_target(F&& f) {
     const auto targets = simd::available_targets();
     ASSERT_FALSE(targets.empty());
+    const CpuFeatures all = CpuFeatures::detect();
     for (int64_t t : targets) {
       simd::force_target(t);
-      SCOPED_TRACE(std::string("SIMD target ") + simd::name_of_target(t));
-      f();
+      const std::string name = simd::name_of_target(t);
+      std::vector<CpuFeatures> variants = {CpuFeatures{}};
+      if (all.avx512_vnni && name.rfind("AVX3", 0) == 0) variants.push_back(all);
+      for (const CpuFeatures& v : variants) {
+        features_ = v;
+        SCOPED_TRACE("SIMD target " + name + (v.avx512_vnni ? " + VNNI" : ""));
+        f();
+      }
     }
     simd::force_target(0);
+    features_ = CpuFeatures::detect();
   }
+  CpuFeatures features_ = CpuFeatures::detect();
 };
 
 TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
@@ -102,7 +114,7 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
                                                     : std::vector<int64_t>{1, 7, 16, 37, 64, 100, 896};
       for (int64_t cols : col_sizes) {
         for (int64_t rows : {1, 5, 8, 13, 33}) {
-          for (int64_t n : {1, 2, 3, 4, 7}) {
+          for (int64_t n : {1, 2, 3, 4, 7, 9}) {
             SCOPED_TRACE(std::string(weight_type_name(type)) + " rows " + std::to_string(rows) + " cols " +
                          std::to_string(cols) + " n " + std::to_string(n));
             Matrix m = make_matrix(type, rows, cols, rng);
@@ -112,7 +124,7 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
             ReferenceKernels ref;  // on the row-major matrix
             ref.matmul(m.w, blocks ? int8_activations(x, cols).data() : x.data(), n, bias.data(), expect.data());
             for (const Matrix& layout : layouts(std::move(m))) {
-              CpuKernels fast(pool);
+              CpuKernels fast(pool, features_);
               fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
               for (size_t i = 0; i < got.size(); ++i) {
                 // float32 accumulation in another order than the reference's double
@@ -136,9 +148,9 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
       for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
       const auto x = randn(static_cast<size_t>(n * cols), rng);
       std::vector<float> batched(static_cast<size_t>(n * rows));
-      CpuKernels(two).matmul(m.w, x.data(), n, nullptr, batched.data());
+      CpuKernels(two, features_).matmul(m.w, x.data(), n, nullptr, batched.data());
       for (ThreadPool* pool : {&one, &two, &three}) {
-        CpuKernels k(*pool);
+        CpuKernels k(*pool, features_);
         std::vector<float> again(batched.size());
         k.matmul(m.w, x.data(), n, nullptr, again.data());
  ASSERT_EQ(again, batched) << layout_name(m.w) << " with " << pool->size() << " threads";
@@ -158,6 +170,27 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
   });
 }
 
+// The VNNI int8 kernels compute every block's int32 dot exactly as the others and then
+// take the same float steps: their results are bit-identical.
+TEST(CpuFeaturesTest, VnniKernelsAreBitIdenticalToTheOthers) {
+  if (!CpuFeatures::detect().avx512_vnni) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  std::mt19937 rng(9);
+  ThreadPool pool(2);
+  CpuFeatures with = CpuFeatures::detect(), without;
+  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+    for (int64_t n : {1, 2, 5, 8, 9, 23}) {
+      const int64_t rows = 45, cols = 160;
+      Matrix m = interleaved(make_matrix(type, rows, cols, rng));
+      const auto x = randn(static_cast<size_t>(n * cols), rng);
+      const auto bias = randn(static_cast<size_t>(rows), rng);
+      std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
+      CpuKernels(pool, with).matmul(m.w, x.data(), n, bias.data(), a.data());
+      CpuKernels(pool, without).matmul(m.w, x.data(), n, bias.data(), b.data());
+      ASSERT_EQ(a, b) << weight_type_name(type) << " n " << n;
+    }
+  }
+}
+
 TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
   std::mt19937 rng(3);
   ThreadPool pool(2);
@@ -175,7 +208,7 @@ TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
       Matrix a = make(40), b = make(9), c = make(9);
       const auto x = randn(static_cast<size_t>(n * cols), rng);
       const auto bias = randn(40, rng);
-      CpuKernels k(pool);
+      CpuKernels k(pool, features_);
       std::vector<float> ya(n * 40), yb(n * 9), yc(n * 9), ea(ya.size()), eb(yb.size()), ec(yc.size());
       const MatmulOutput outs[3] = {{&a.w, bias.data(), ya.data()}, {&b.w, nullptr, yb.data()}, {&c.w, nullptr, yc.data()}};
       k.matmul_multi(outs, 3, x.data(), n);
@@ -198,7 +231,7 @@ TEST_F(SimdTargets, ElementwiseKernelsMatchReference) {
   ThreadPool pool(2);
   for_each_target([&] {
     ReferenceKernels ref;
-    CpuKernels fast(pool);
+    CpuKernels fast(pool, features_);
     for (int64_t dim : {1, 7, 8, 33, 64, 896}) {
       for (int64_t n : {1, 3, 20}) {
         const auto x = randn(static_cast<size_t>(n * dim), rng, 3.0f);
@@ -274,7 +307,7 @@ TEST_F(SimdTargets, AttentionMatchesReference) {
           a.out = expect.data();
           ref.attention(a);
           a.out = got.data();
-          CpuKernels(pool).attention(a);
+          CpuKernels(pool, features_).attention(a);
           for (size_t i = 0; i < got.size(); ++i)
             ASSERT_NEAR(got[i], expect[i], 2e-5) << kv_type_name(kv) << " head_dim " << head_dim << " element " << i;
         }
