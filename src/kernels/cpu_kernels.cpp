@@ -112,18 +112,24 @@ void CpuKernels::attention(const AttentionArgs& args) {
     ReferenceKernels().attention(args);
     return;
   }
-  const int64_t tasks = args.n * args.heads;
+  // A task takes a KV head's whole group of query heads (each K/V row is read once for
+  // all of them), unless that leaves threads idle, as decoding one sequence does.
+  const int64_t group = args.heads / args.kv_heads, pairs = args.n * args.kv_heads;
+  const int64_t chunks = std::clamp<int64_t>((pool_.size() + pairs - 1) / pairs, 1, group);
+  const int64_t heads_per_task = (group + chunks - 1) / chunks;
+  const int64_t tasks = pairs * ((group + heads_per_task - 1) / heads_per_task);
   const int threads = static_cast<int>(std::min<int64_t>(pool_.size(), tasks));
-  const int64_t per_thread = simd::attention_scratch_floats(args);
+  const int64_t per_thread = simd::attention_scratch_floats(args, heads_per_task);
   if (attention_scratch_.size() < static_cast<size_t>(per_thread * threads))
     attention_scratch_.resize(static_cast<size_t>(per_thread * threads));
   float* scratch = attention_scratch_.data();
-  // Causal rows grow with position, so threads take interleaved (token, head) tasks
-  // rather than contiguous halves; each result is independent of the split.
+  // Causal rows grow with position, so threads take interleaved tasks rather than
+  // contiguous halves; each result is independent of the split.
   pool_.run([&](int thread) {
     if (thread >= threads) return;
     float* mine = scratch + per_thread * thread;
-    for (int64_t task = thread; task < tasks; task += threads) simd::attention_tasks(args, task, task + 1, mine);
+    for (int64_t task = thread; task < tasks; task += threads)
+      simd::attention_tasks(args, heads_per_task, task, task + 1, mine);
   });
 }
 

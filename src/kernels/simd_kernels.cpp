@@ -673,97 +673,133 @@ void Rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos
 // ---------------------------------------------------------------- attention
 
 // L values of a KV row starting at element i, as float.
-HWY_INLINE VF LoadKV(DF df, KVType type, const std::byte* row, int64_t i) {
-  switch (type) {
-    case KVType::BF16: {
-      const hn::Rebind<hwy::bfloat16_t, DF> db;
-      return hn::PromoteTo(df, hn::LoadU(db, reinterpret_cast<const hwy::bfloat16_t*>(row) + i));
-    }
-    case KVType::F16: {
-      const hn::Rebind<hwy::float16_t, DF> dh;
-      return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(row) + i));
-    }
-    case KVType::F32: break;
+template <KVType Type>
+HWY_INLINE VF LoadKV(DF df, const std::byte* row, int64_t i) {
+  if constexpr (Type == KVType::BF16) {
+    const hn::Rebind<hwy::bfloat16_t, DF> db;
+    return hn::PromoteTo(df, hn::LoadU(db, reinterpret_cast<const hwy::bfloat16_t*>(row) + i));
+  } else if constexpr (Type == KVType::F16) {
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(row) + i));
+  } else {
+    return hn::LoadU(df, reinterpret_cast<const float*>(row) + i);
   }
-  return hn::LoadU(df, reinterpret_cast<const float*>(row) + i);
 }
 
-HWY_INLINE float KVScalar(KVType type, const std::byte* row, int64_t i) {
-  switch (type) {
-    case KVType::BF16: return bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
-    case KVType::F16: return f16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
-    case KVType::F32: break;
-  }
-  return reinterpret_cast<const float*>(row)[i];
+template <KVType Type>
+HWY_INLINE float KVScalar(const std::byte* row, int64_t i) {
+  if constexpr (Type == KVType::BF16) return bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+  else if constexpr (Type == KVType::F16) return f16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+  else return reinterpret_cast<const float*>(row)[i];
 }
 
-int64_t AttentionScratchFloats(const AttentionArgs& a) {
+int64_t AttentionScratchFloats(const AttentionArgs& a, int64_t heads_per_task) {
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
-  return a.head_dim + (a.block_size + L - 1) / L * L;
+  // Per query head of a task: its accumulator, its block's scores, its running max and sum.
+  return heads_per_task * (a.head_dim + (a.block_size + L - 1) / L * L + 2);
 }
 
-void AttentionTasks(const AttentionArgs& a, int64_t task_begin, int64_t task_end, float* scratch) {
+// One task is a token, a KV head and up to heads_per_task of the query heads that read
+// it: they go through the cached keys together, so each key and value row is loaded
+// once for all of them. Every query head's result is computed by the same operations in
+// the same order whatever the task holds, so the split does not change it.
+template <KVType Type>
+HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
+                                 float* scratch) {
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t hd = a.head_dim;
   const int64_t whole = hd / L * L;
-  const int64_t group = a.heads / a.kv_heads;
+  const int64_t group_size = a.heads / a.kv_heads;
+  const int64_t chunks = (group_size + heads_per_task - 1) / heads_per_task;
   const int64_t kv_dim = a.kv_heads * hd;
-  const size_t esz = kv_type_size(a.kv_type);
+  const size_t esz = kv_type_size(Type);
   const size_t pos_bytes = static_cast<size_t>(kv_dim) * esz;
-  float* acc = scratch;            // [hd]
-  float* scores = scratch + hd;    // [block_size rounded up to L]
   const int64_t padded = (a.block_size + L - 1) / L * L;
+  float* acc = scratch;                              // [heads_per_task][hd]
+  float* scores = acc + heads_per_task * hd;         // [heads_per_task][padded]
+  float* m = scores + heads_per_task * padded;       // [heads_per_task]
+  float* l = m + heads_per_task;                     // [heads_per_task]
   for (int64_t task = task_begin; task < task_end; ++task) {
-    const int64_t t = task / a.heads, h = task % a.heads, kvh = h / group;
-    const float* q = a.q + (t * a.heads + h) * hd;
+    const int64_t t = task / (a.kv_heads * chunks), kvh = task / chunks % a.kv_heads, chunk = task % chunks;
+    const int64_t first = kvh * group_size + chunk * heads_per_task;  // a group's query heads are consecutive
+    const int64_t group = std::min(heads_per_task, group_size - chunk * heads_per_task);
+    const float* q = a.q + (t * a.heads + first) * hd;
     const AttentionRow& row = a.rows[t];
-    std::fill(acc, acc + hd, 0.0f);
-    float m = -std::numeric_limits<float>::infinity(), l = 0;
+    std::fill(acc, acc + group * hd, 0.0f);
+    for (int64_t g = 0; g < group; ++g) m[g] = -std::numeric_limits<float>::infinity(), l[g] = 0;
     for (int64_t p0 = 0; p0 < row.length; p0 += a.block_size) {
       const int64_t nb = std::min(a.block_size, row.length - p0);
       const size_t block_off = static_cast<size_t>(row.block_ids[p0 / a.block_size]) * a.block_stride +
                                static_cast<size_t>(kvh * hd) * esz;
       const std::byte* kb = a.k_base + block_off;
       const std::byte* vb = a.v_base + block_off;
-      float block_max = -std::numeric_limits<float>::infinity();
+      // Scores q·k / sqrt(hd): two partial sums per dot, so the FMAs do not wait on each other.
       for (int64_t j = 0; j < nb; ++j) {
         const std::byte* k = kb + static_cast<size_t>(j) * pos_bytes;
-        VF dot = hn::Zero(df);
-        for (int64_t i = 0; i < whole; i += L) dot = hn::MulAdd(hn::LoadU(df, q + i), LoadKV(df, a.kv_type, k, i), dot);
-        float s = hn::GetLane(hn::SumOfLanes(df, dot));
-        for (int64_t i = whole; i < hd; ++i) s += q[i] * KVScalar(a.kv_type, k, i);
-        scores[j] = s * a.scale;
-        block_max = std::max(block_max, scores[j]);
+        for (int64_t g = 0; g < group; ++g) {
+          const float* qg = q + g * hd;
+          VF d0 = hn::Zero(df), d1 = hn::Zero(df);
+          int64_t i = 0;
+          for (; i + 2 * L <= whole; i += 2 * L) {
+            d0 = hn::MulAdd(hn::LoadU(df, qg + i), LoadKV<Type>(df, k, i), d0);
+            d1 = hn::MulAdd(hn::LoadU(df, qg + i + L), LoadKV<Type>(df, k, i + L), d1);
+          }
+          if (i < whole) d0 = hn::MulAdd(hn::LoadU(df, qg + i), LoadKV<Type>(df, k, i), d0);
+          float sc = hn::GetLane(hn::SumOfLanes(df, hn::Add(d0, d1)));
+          for (int64_t c = whole; c < hd; ++c) sc += qg[c] * KVScalar<Type>(k, c);
+          scores[g * padded + j] = sc * a.scale;
+        }
       }
-      for (int64_t j = nb; j < padded; ++j) scores[j] = -std::numeric_limits<float>::infinity();
-      const float m_new = std::max(m, block_max);
-      const float correction = std::exp(m - m_new);  // 0 on the first block
-      const VF vm = hn::Set(df, m_new);
-      for (int64_t j = 0; j < padded; j += L) {
-        const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, scores + j), vm));
-        hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(0, nb - j))), e), df,
-                   scores + j);
+      // Online softmax: rescale what was accumulated to the new maximum.
+      for (int64_t g = 0; g < group; ++g) {
+        float* sg = scores + g * padded;
+        float block_max = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < nb; ++j) block_max = std::max(block_max, sg[j]);
+        for (int64_t j = nb; j < padded; ++j) sg[j] = -std::numeric_limits<float>::infinity();
+        const float m_new = std::max(m[g], block_max);
+        const float correction = std::exp(m[g] - m_new);  // 0 on the first block
+        const VF vm = hn::Set(df, m_new);
+        for (int64_t j = 0; j < padded; j += L) {
+          const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, sg + j), vm));
+          hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(0, nb - j))), e), df,
+                     sg + j);
+        }
+        float block_sum = 0;
+        for (int64_t j = 0; j < nb; ++j) block_sum += sg[j];
+        l[g] = l[g] * correction + block_sum;
+        m[g] = m_new;
+        // acc = acc * correction + sum_j p_j v_j, a vector of acc at a time kept in a register.
+        float* ag = acc + g * hd;
+        const VF vcorr = hn::Set(df, correction);
+        for (int64_t i = 0; i < whole; i += L) {
+          VF r = hn::Mul(hn::LoadU(df, ag + i), vcorr);
+          for (int64_t j = 0; j < nb; ++j)
+            r = hn::MulAdd(hn::Set(df, sg[j]), LoadKV<Type>(df, vb + static_cast<size_t>(j) * pos_bytes, i), r);
+          hn::StoreU(r, df, ag + i);
+        }
+        for (int64_t c = whole; c < hd; ++c) {
+          float r = ag[c] * correction;
+          for (int64_t j = 0; j < nb; ++j) r += sg[j] * KVScalar<Type>(vb + static_cast<size_t>(j) * pos_bytes, c);
+          ag[c] = r;
+        }
       }
-      l *= correction;
-      const VF vcorr = hn::Set(df, correction);
-      for (int64_t i = 0; i < whole; i += L) hn::StoreU(hn::Mul(hn::LoadU(df, acc + i), vcorr), df, acc + i);
-      for (int64_t i = whole; i < hd; ++i) acc[i] *= correction;
-      for (int64_t j = 0; j < nb; ++j) {
-        const float p = scores[j];
-        l += p;
-        const std::byte* v = vb + static_cast<size_t>(j) * pos_bytes;
-        const VF vp = hn::Set(df, p);
-        for (int64_t i = 0; i < whole; i += L)
-          hn::StoreU(hn::MulAdd(vp, LoadKV(df, a.kv_type, v, i), hn::LoadU(df, acc + i)), df, acc + i);
-        for (int64_t i = whole; i < hd; ++i) acc[i] += p * KVScalar(a.kv_type, v, i);
-      }
-      m = m_new;
     }
-    float* out = a.out + (t * a.heads + h) * hd;
-    const float inv = 1.0f / l;
-    for (int64_t i = 0; i < hd; ++i) out[i] = acc[i] * inv;
+    for (int64_t g = 0; g < group; ++g) {
+      float* out = a.out + (t * a.heads + first + g) * hd;
+      const float inv = 1.0f / l[g];
+      for (int64_t i = 0; i < hd; ++i) out[i] = acc[g * hd + i] * inv;
+    }
+  }
+}
+
+void AttentionTasks(const AttentionArgs& a, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
+                    float* scratch) {
+  switch (a.kv_type) {
+    case KVType::F32: AttentionTasksOf<KVType::F32>(a, heads_per_task, task_begin, task_end, scratch); return;
+    case KVType::F16: AttentionTasksOf<KVType::F16>(a, heads_per_task, task_begin, task_end, scratch); return;
+    case KVType::BF16: AttentionTasksOf<KVType::BF16>(a, heads_per_task, task_begin, task_end, scratch); return;
   }
 }
 
@@ -835,9 +871,12 @@ void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos
   HWY_DYNAMIC_DISPATCH(Rope)(x, n, heads, head_dim, cos, sin);
 }
 float sum_floats(const float* p, int64_t count) { return HWY_DYNAMIC_DISPATCH(SumFloats)(p, count); }
-int64_t attention_scratch_floats(const AttentionArgs& args) { return HWY_DYNAMIC_DISPATCH(AttentionScratchFloats)(args); }
-void attention_tasks(const AttentionArgs& args, int64_t task_begin, int64_t task_end, float* scratch) {
-  HWY_DYNAMIC_DISPATCH(AttentionTasks)(args, task_begin, task_end, scratch);
+int64_t attention_scratch_floats(const AttentionArgs& args, int64_t heads_per_task) {
+  return HWY_DYNAMIC_DISPATCH(AttentionScratchFloats)(args, heads_per_task);
+}
+void attention_tasks(const AttentionArgs& args, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
+                     float* scratch) {
+  HWY_DYNAMIC_DISPATCH(AttentionTasks)(args, heads_per_task, task_begin, task_end, scratch);
 }
 
 }  // namespace glass::simd

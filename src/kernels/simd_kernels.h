@@ -49,10 +49,13 @@ void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos
 // Reads `count` floats and returns their sum: the memory-bandwidth probe's kernel.
 float sum_floats(const float* p, int64_t count);
 
-// Attention for the (token, head) pairs [task_begin, task_end), task = t * heads + h.
-// Blockwise online softmax over the cached positions. `scratch` holds at least
-// attention_scratch_floats(args) floats.
-int64_t attention_scratch_floats(const AttentionArgs& args);
-void attention_tasks(const AttentionArgs& args, int64_t task_begin, int64_t task_end, float* scratch);
+// Attention for tasks [task_begin, task_end): a task is a token, a KV head and a chunk of
+// up to heads_per_task of the query heads that read it, task = (t * kv_heads + kvh) *
+// chunks + chunk with chunks = ceil(group / heads_per_task). Blockwise online softmax over
+// the cached positions; each head's result is the same however the heads are chunked.
+// `scratch` holds at least attention_scratch_floats(args, heads_per_task) floats.
+int64_t attention_scratch_floats(const AttentionArgs& args, int64_t heads_per_task);
+void attention_tasks(const AttentionArgs& args, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
+                     float* scratch);
 
 }  // namespace glass::simd

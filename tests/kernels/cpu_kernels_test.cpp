@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -269,11 +270,11 @@ TEST_F(SimdTargets, ElementwiseKernelsMatchReference) {
 
 TEST_F(SimdTargets, AttentionMatchesReference) {
   std::mt19937 rng(5);
-  ThreadPool pool(2);
+  ThreadPool pool(2), one(1), five(5);
   for_each_target([&] {
     for (KVType kv : {KVType::F32, KVType::F16, KVType::BF16}) {
       for (int64_t head_dim : {8, 64, 72}) {
-        for (auto [heads, kv_heads] : {std::pair<int64_t, int64_t>{4, 2}, {6, 1}, {3, 3}}) {
+        for (auto [heads, kv_heads] : {std::pair<int64_t, int64_t>{4, 2}, {6, 1}, {3, 3}, {14, 2}}) {
           const int64_t block_size = 16, n = 6, kv_dim = kv_heads * head_dim;
           const std::vector<int64_t> lengths = {1, 5, 16, 17, 40, 100};
           const int64_t blocks = 8;  // enough for 100 positions, in a shuffled order
@@ -310,6 +311,22 @@ TEST_F(SimdTargets, AttentionMatchesReference) {
           CpuKernels(pool, features_).attention(a);
           for (size_t i = 0; i < got.size(); ++i)
             ASSERT_NEAR(got[i], expect[i], 2e-5) << kv_type_name(kv) << " head_dim " << head_dim << " element " << i;
+          // However many threads (and so however the query heads of a group are split
+          // into tasks), and whatever else is in the batch, each row is the same.
+          for (ThreadPool* other : {&one, &five}) {
+            std::vector<float> again(q.size());
+            a.out = again.data();
+            CpuKernels(*other, features_).attention(a);
+            ASSERT_EQ(again, got) << other->size() << " threads";
+          }
+          AttentionArgs last = a;  // the last token alone
+          last.n = 1;
+          last.q = q.data() + (n - 1) * heads * head_dim;
+          last.rows = rows.data() + n - 1;
+          std::vector<float> alone(static_cast<size_t>(heads * head_dim));
+          last.out = alone.data();
+          CpuKernels(pool, features_).attention(last);
+          ASSERT_TRUE(std::equal(alone.begin(), alone.end(), got.end() - heads * head_dim)) << "batch of one";
         }
       }
     }
