@@ -107,15 +107,7 @@ Command add_chat_command(CLI::App& app) {
               ReplyPrinter printer(o->show_thinking);
               while (!gen.idle())
                 gen.step([&](const GenerationEvent& e) {
-                  ReasoningPieces piece{"", e.text};
-                  if (splitter) {
-                    piece = splitter->feed(e.text);
-                    if (e.finish) {
-                      const ReasoningPieces rest = splitter->finish();
-                      piece.reasoning += rest.reasoning;
-                      piece.content += rest.content;
-                    }
-                  }
+                  const ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
                   reply.reasoning += piece.reasoning;
                   reply.content += piece.content;
                   if (!jsonl) printer.print(piece, splitter ? &*splitter : nullptr);

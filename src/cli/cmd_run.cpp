@@ -167,15 +167,7 @@ Command add_run_command(CLI::App& app) {
             auto on_event = [&](const GenerationEvent& e) {
               const int64_t step = steps[e.handle]++;
               std::optional<ReasoningSplitter>& splitter = splitters[e.handle];
-              ReasoningPieces piece{"", e.text};
-              if (splitter) {
-                piece = splitter->feed(e.text);
-                if (e.finish) {
-                  const ReasoningPieces rest = splitter->finish();
-                  piece.reasoning += rest.reasoning;
-                  piece.content += rest.content;
-                }
-              }
+              const ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
               replies[e.handle].reasoning += piece.reasoning;
               replies[e.handle].content += piece.content;
               const bool reasoning_found = splitter && splitter->found_reasoning();

@@ -114,6 +114,17 @@ ReasoningPieces ReasoningSplitter::finish() {
   return out;
 }
 
+ReasoningPieces split_piece(std::optional<ReasoningSplitter>& splitter, std::string_view text, bool last) {
+  if (!splitter) return {"", std::string(text)};
+  ReasoningPieces piece = splitter->feed(text);
+  if (last) {
+    const ReasoningPieces rest = splitter->finish();
+    piece.reasoning += rest.reasoning;
+    piece.content += rest.content;
+  }
+  return piece;
+}
+
 SplitReply split_reasoning(std::string_view reply, bool starts_in_reasoning) {
   ReasoningSplitter splitter(starts_in_reasoning);
   ReasoningPieces a = splitter.feed(reply);

@@ -79,6 +79,10 @@ class ReasoningSplitter {
   std::string held_;  // text not yet released
 };
 
+// One generated token's text through `splitter` (and, with `last`, the end of the reply);
+// without a splitter the text is all content.
+ReasoningPieces split_piece(std::optional<ReasoningSplitter>& splitter, std::string_view text, bool last);
+
 // The whole reply at once; the same as feeding it in pieces.
 struct SplitReply {
   bool found_reasoning = false;
