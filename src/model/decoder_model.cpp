@@ -405,7 +405,7 @@ void DecoderModel::forward(const Batch& batch, KVCache& cache, Kernels& k, std::
   a.k.resize(n * c.kv_dim());
   a.v.resize(n * c.kv_dim());
   a.att.resize(n * c.q_dim());
-  a.hidden.resize(n * c.intermediate_size);
+  if (c.sparse_layer_count() < c.num_layers) a.hidden.resize(n * c.intermediate_size);  // dense layers only
 
   for (int64_t t = 0; t < n; ++t) dequantize_row(embed_, batch.tokens[t], &a.x[t * H]);
   trace.emit(Stage::kEmbed, -1, a.x.data(), {n, H});
