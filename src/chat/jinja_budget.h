@@ -1,0 +1,93 @@
+// What one render of a template may spend. Chat templates are programs that checkpoints
+// ship, and the server runs them on request content (messages, tools), so no template on
+// any input may exhaust memory, CPU or the stack: every operation whose cost grows with
+// its operands charges one RenderBudget, owned by the render, before it does the work
+// (or as it goes, where the cost shows only on the way). Exceeding a budget is a
+// glass::Error that names the budget; the interpreter adds the template line and column.
+//
+// The limits are far above what real chat templates use; docs/reliability.md ("Chat
+// template budgets") gives the measurements they were set from.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace glass::jinja {
+
+struct RenderLimits {
+  // The rendered text.
+  size_t max_output_bytes = size_t{64} << 20;
+  // Any one string: a value, or the output of a macro or a block being captured.
+  size_t max_string_bytes = size_t{64} << 20;
+  // Any one list, tuple or dict, and the arguments of one call.
+  size_t max_items = size_t{1} << 20;
+  // All the strings and lists the render creates, together, freed or not. Everything a
+  // render holds at once was created by it, so this bounds its memory, and the time it
+  // spends copying.
+  uint64_t max_allocated_bytes = uint64_t{1} << 30;
+  // Steps of work: a statement run, an expression evaluated, a loop iteration, a macro
+  // call, an item that a built-in or a comparison visits, 64 bytes scanned.
+  uint64_t max_work = 100'000'000;
+  // Macros calling macros (and recursive loops).
+  int max_call_depth = 64;
+  // Statements and expressions being evaluated inside one another, across macro calls:
+  // what bounds the interpreter's stack.
+  int max_recursion_depth = 1000;
+};
+
+class RenderBudget {
+ public:
+  explicit RenderBudget(const RenderLimits& limits) : limits_(limits) {}
+  RenderBudget(const RenderBudget&) = delete;
+  RenderBudget& operator=(const RenderBudget&) = delete;
+
+  const RenderLimits& limits() const { return limits_; }
+
+  // `steps` steps of work.
+  void charge_work(uint64_t steps) {
+    if (steps > limits_.max_work - work_) work_exceeded();
+    work_ += steps;
+  }
+  // Reading `bytes` bytes (a search, a comparison, a count): a step per 64 bytes.
+  void charge_scan(size_t bytes) { charge_work(1 + bytes / 64); }
+  // A string of `bytes` bytes, about to be built.
+  void charge_string(uint64_t bytes);
+  // A string grown by `added` bytes to `total`.
+  void charge_append(uint64_t total, uint64_t added);
+  // Whether a string may be `total` bytes long; fails if not.
+  void check_string_size(uint64_t total) const;
+  // A list, tuple or argument list of `items` items, about to be built.
+  void charge_list(uint64_t items);
+  // A dict of `entries` entries, about to be built.
+  void charge_dict(uint64_t entries);
+  // A mutable object (a namespace, a loop): kept by the render until it ends.
+  void charge_object();
+  // The output grew to `total` bytes.
+  void check_output(uint64_t total) const;
+
+  uint64_t work_done() const { return work_; }
+  uint64_t allocated_bytes() const { return allocated_; }
+
+ private:
+  void charge_allocation(uint64_t bytes);
+  [[noreturn]] void work_exceeded() const;
+
+  const RenderLimits limits_;
+  uint64_t work_ = 0;
+  uint64_t allocated_ = 0;
+};
+
+// Tracks how deeply the interpreter has recursed, for the lifetime of one evaluation or
+// statement: the error names the recursion budget.
+class RecursionGuard {
+ public:
+  RecursionGuard(int& depth, int max_depth);
+  ~RecursionGuard() { --depth_; }
+  RecursionGuard(const RecursionGuard&) = delete;
+  RecursionGuard& operator=(const RecursionGuard&) = delete;
+
+ private:
+  int& depth_;
+};
+
+}  // namespace glass::jinja
