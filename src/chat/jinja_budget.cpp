@@ -42,10 +42,14 @@ void RenderBudget::charge_append(uint64_t total, uint64_t added) {
   charge_allocation(added);
 }
 
-void RenderBudget::charge_list(uint64_t items) {
+void RenderBudget::check_list_size(uint64_t items) const {
   if (items > limits_.max_items)
     fail("a list of ", format_count(items), " items is over the list budget of ", format_count(limits_.max_items),
          " items");
+}
+
+void RenderBudget::charge_list(uint64_t items) {
+  check_list_size(items);
   charge_allocation(items * sizeof(Value));
   charge_work(items);
 }

@@ -58,6 +58,10 @@ class RenderBudget {
   void check_string_size(uint64_t total) const;
   // A list, tuple or argument list of `items` items, about to be built.
   void charge_list(uint64_t items);
+  // Whether a list may hold `items` items; fails if not (for lists built item by item).
+  void check_list_size(uint64_t items) const;
+  // A buffer of `bytes` bytes that is not a value (a table of offsets, a copy to sort).
+  void charge_memory(uint64_t bytes) { charge_allocation(bytes); }
   // A dict of `entries` entries, about to be built.
   void charge_dict(uint64_t entries);
   // A mutable object (a namespace, a loop): kept by the render until it ends.

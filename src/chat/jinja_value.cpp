@@ -301,13 +301,14 @@ std::string python_float_repr(double d) {
   return out;
 }
 
-void append_string_repr(std::string& out, std::string_view s) {
+bool append_string_repr(std::string& out, std::string_view s, size_t max_bytes) {
   const bool has_single = s.find('\'') != std::string_view::npos;
   const bool has_double = s.find('"') != std::string_view::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   out += quote;
   char buf[16];
   for (size_t i = 0; i < s.size();) {
+    if (out.size() > max_bytes) return false;
     const size_t start = i;
     const char32_t c = next_code_point(s, i);
     if (c == static_cast<char32_t>(quote) || c == '\\') {
@@ -329,7 +330,10 @@ void append_string_repr(std::string& out, std::string_view s) {
     }
   }
   out += quote;
+  return out.size() <= max_bytes;
 }
+
+void append_string_repr(std::string& out, std::string_view s) { append_string_repr(out, s, SIZE_MAX); }
 
 namespace {
 
@@ -446,17 +450,15 @@ class Printer {
       text(s);
       return;
     }
-    // A repr takes at most 10 bytes per byte of text (\U0010ffff): a message quotes only
-    // the part that can fit.
-    std::string quoted;
-    const size_t fits = budget_ == nullptr ? boundary(s, room()) : s.size();
-    append_string_repr(quoted, std::string_view(s).substr(0, fits));
-    if (fits < s.size()) {
-      quoted.pop_back();  // the closing quote of a text that goes on
-      overflow(quoted);
-      return;
-    }
-    text(quoted);
+    // Escapes only lengthen the text, and a repr stops once past the limit, so a long
+    // string costs no more than the room left.
+    const size_t before = out_.size(), fits = room();
+    if (append_string_repr(out_, s, limit_)) return;
+    const size_t reached = out_.size();
+    out_.resize(before + boundary(std::string_view(out_).substr(before), fits));
+    if (budget_ != nullptr) budget_->check_string_size(reached);
+    out_ += "...";
+    cut_ = true;
   }
 
   std::string& out_;

@@ -191,6 +191,8 @@ std::string repr_for_message(const Value& v, size_t max_bytes = 200);
 std::string python_float_repr(double d);
 // repr(str): single quotes unless the text has ' and no ".
 void append_string_repr(std::string& out, std::string_view s);
+// The same, stopping once `out` is longer than `max_bytes`: false if it stopped.
+bool append_string_repr(std::string& out, std::string_view s, size_t max_bytes);
 
 // Python ==. Undefined equals undefined only. Charges a step per item compared.
 bool equals(const Value& a, const Value& b, RenderBudget& budget);
