@@ -265,6 +265,7 @@ std::string Interpreter::render(const Body& body, const ScopePtr& scope) {
   out_ = rendered_ = &out;
   exec_body(body, scope);
   out_ = rendered_ = nullptr;
+  if (options_.usage != nullptr) *options_.usage = budget_.usage();
   return out;
 }
 
@@ -325,7 +326,7 @@ Interpreter::Flow Interpreter::exec_body(const Body& body, const ScopePtr& scope
 
 Interpreter::Flow Interpreter::exec(const Stmt& stmt, const ScopePtr& scope) {
   try {
-    RecursionGuard guard(recursion_depth_, budget_.limits().max_recursion_depth);
+    RecursionGuard guard(budget_);
     budget_.charge_work(1);
     return std::visit([&](const auto& node) { return exec_node(node, stmt, scope); }, stmt.node);
   } catch (const LocatedError&) {
@@ -386,6 +387,7 @@ void Interpreter::run_loop(const ForStmt& s, std::vector<Value> items, const Sco
         --interp.call_depth_;
         fail("recursive loop nested more than ", max_depth, " levels deep (the call depth budget)");
       }
+      interp.budget_.note_call_depth(interp.call_depth_);
       std::string buffer;
       std::string* saved = interp.out_;
       interp.out_ = &buffer;
@@ -506,7 +508,7 @@ Value Interpreter::call_macro(const MacroDefinition& macro, const ScopePtr& clos
   if (macro.uses_varargs) scope->set("varargs", Value::tuple(std::move(extra)));
   if (macro.uses_kwargs) scope->set("kwargs", Value::dict(std::move(kwargs)));
   if (macro.uses_caller && !caller_given) scope->set("caller", Value::undefined("'caller' is undefined"));
-  ++call_depth_;
+  budget_.note_call_depth(++call_depth_);
   struct Depth {
     int& depth;
     ~Depth() { --depth; }
@@ -552,7 +554,7 @@ Interpreter::Flow Interpreter::exec_node(const LoopControlStmt& s, const Stmt&, 
 
 Value Interpreter::eval(const Expr& expr, const ScopePtr& scope) {
   try {
-    RecursionGuard guard(recursion_depth_, budget_.limits().max_recursion_depth);
+    RecursionGuard guard(budget_);
     budget_.charge_work(1);
     return std::visit([&](const auto& node) { return eval_node(node, expr, scope); }, expr.node);
   } catch (const LocatedError&) {

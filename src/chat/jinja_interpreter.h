@@ -22,6 +22,8 @@ struct RenderOptions {
   // What one render may spend (jinja_budget.h); exceeding a budget is an error that
   // names the template line and the budget.
   RenderLimits limits;
+  // When set, receives what a render that succeeds spent against each budget.
+  RenderUsage* usage = nullptr;
 };
 
 class Scope;
@@ -111,7 +113,6 @@ class Interpreter {
   std::string* rendered_ = nullptr;     // the render's output (out_ may be a capture)
   const Value* filter_input_ = nullptr;  // what a filter without operand applies to
   int call_depth_ = 0;
-  int recursion_depth_ = 0;
   std::vector<std::weak_ptr<Scope>> closure_scopes_;
   // Namespaces and loops, held until the render ends: released one by one then, a chain
   // of them never unwinds recursively.
