@@ -16,17 +16,17 @@ namespace {
 
 using test::thrown_error;
 
-std::string render(const std::string& source, const Variables& vars = {}) {
-  return Template::parse(source).render(vars);
+std::string render(const std::string& source, const Variables& vars = {}, const RenderOptions& options = {}) {
+  return Template::parse(source).render(vars, options);
 }
 
 // The error a render raises; it must name `location` ("line L, column C") and contain
 // `budget` (what ran out).
 void expect_budget_error(const std::string& source, const char* location, const char* budget,
-                         const Variables& vars = {}) {
+                         const Variables& vars = {}, const RenderOptions& options = {}) {
   SCOPED_TRACE(source.substr(0, 200));
   const auto start = std::chrono::steady_clock::now();
-  const std::string error = thrown_error([&] { render(source, vars); });
+  const std::string error = thrown_error([&] { render(source, vars, options); });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_NE(error.find(std::string("template: ") + location + ": "), std::string::npos) << error;
   EXPECT_NE(error.find(budget), std::string::npos) << error;
@@ -85,6 +85,93 @@ TEST(JinjaBudget, HugeFormatWidthsAreRefusedWithoutOverflow) {
   EXPECT_EQ(render("{{ '%5d|%-5d|%*d|%.*f' % (1, 2, -4, 3, -1, 1.5) }}"), "    1|2    |3   |2");
   EXPECT_EQ(render("{{ ('%.600f' % 1e300)|length }}"), "902");
   EXPECT_EQ(render("{{ ('{:.600f}'.format(1e300))|length }}"), "902");
+}
+
+// With small budgets, every built-in that builds something checks first: each of these
+// stops at the budget named, at the operator, filter or call that would have built it.
+TEST(JinjaBudget, EveryAllocatingBuiltinChecksFirst) {
+  RenderOptions small;
+  small.limits.max_string_bytes = 1000;
+  small.limits.max_items = 100;
+  struct Case {
+    const char* source;
+    const char* location;
+    const char* budget;
+  };
+  const Case cases[] = {
+      {"{{ ('x' * 600) ~ ('y' * 600) }}", "line 1, column 16", "string budget of 1,000 bytes"},
+      {"{{ 'x' * 600 + 'y' * 600 }}", "line 1, column 14", "string budget"},
+      {"{{ ['x' * 600, 'y' * 600]|join }}", "line 1, column 27", "string budget"},
+      {"{{ ['x' * 600, 'y' * 600]|string }}", "line 1, column 27", "string budget"},
+      {"{{ ('a' * 100)|replace('a', 'bbbbbbbbbbbbbbbb') }}", "line 1, column 16", "string budget"},
+      {"{{ ('a' * 100).replace('a', 'bbbbbbbbbbbbbbbb') }}", "line 1, column 23", "string budget"},
+      {"{{ ('<' * 300)|escape }}", "line 1, column 16", "string budget"},
+      {"{{ ('x\n' * 10)|indent(200, true) }}", "line 2, column 9", "string budget"},
+      {"{{ ('x' * 600)|center(1200) }}", "line 1, column 16", "string budget"},
+      {"{{ ('x' * 999)|tojson }}", "line 1, column 16", "string budget"},
+      {"{{ range(50)|list|tojson(indent=30) }}", "line 1, column 19", "string budget"},
+      {"{{ '%.2000f'|format(1.5) }}", "line 1, column 14", "string budget"},
+      {"{{ '{:>2000}'.format(1) }}", "line 1, column 21", "string budget"},
+      {"{% macro m() %}{{ 'x' * 600 }}{{ 'y' * 600 }}{% endmacro %}{{ m() }}", "line 1, column 31",
+       "string budget"},
+      {"{% set x %}{% for i in range(100) %}xxxxxxxxxxxx{% endfor %}{% endset %}", "line 1, column 37",
+       "string budget"},
+      {"{{ range(200) }}", "line 1, column 9", "list budget of 100 items"},
+      {"{{ range(60)|list * 2 }}", "line 1, column 19", "list budget"},
+      {"{{ range(60)|list + range(60)|list }}", "line 1, column 19", "list budget"},
+      {"{{ [1]|batch(1000, 0)|list }}", "line 1, column 8", "list budget"},
+      {"{{ [1, 2]|slice(1000)|list }}", "line 1, column 11", "list budget"},
+      {"{{ ('a ' * 150).split() }}", "line 1, column 22", "list budget"},
+      {"{{ ('a\n' * 150).splitlines() }}", "line 2, column 20", "list budget"},
+      {"{{ ('x' * 150)|list }}", "line 1, column 16", "list budget"},
+  };
+  for (const Case& c : cases) expect_budget_error(c.source, c.location, c.budget, {}, small);
+}
+
+TEST(JinjaBudget, WorkAllocationAndRecursionStopAtTheirBudgets) {
+  RenderOptions small;
+  small.limits.max_work = 100'000;
+  expect_budget_error("{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}",
+                      "line 1, column 27", "work budget of 100,000 steps", {}, small);
+  // Searching, comparing and counting long strings is work too.
+  expect_budget_error("{% set s = 'x' * 100000 %}{% for i in range(1000) %}{{ s.count('y') }}{% endfor %}",
+                      "line 1, column 63", "work budget", {}, small);
+  RenderOptions little_memory;
+  little_memory.limits.max_allocated_bytes = 100'000;
+  expect_budget_error("{% for i in range(1000) %}{% set x = 'x' * 900 %}{% endfor %}", "line 1, column 42",
+                      "allocation budget of 100,000 bytes", {}, little_memory);
+  RenderOptions shallow;
+  shallow.limits.max_recursion_depth = 50;
+  expect_budget_error("{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}", "line 1, column 20",
+                      "recursion budget", {}, shallow);
+}
+
+// Chains of namespaces (or loops) as long as the budgets allow are released one by one,
+// not recursively: releasing one never unwinds the whole chain on the stack.
+TEST(JinjaBudget, LongChainsOfObjectsAreReleasedWithoutRecursion) {
+  EXPECT_EQ(render("{% set h = namespace(cur=none) %}{% for i in range(100000) %}"
+                   "{% set h.cur = namespace(next=h.cur) %}{% endfor %}{% set h.cur = none %}done"),
+            "done");
+  EXPECT_EQ(render("{% set h = namespace(cur=none) %}{% for i in range(100000) %}{% for x in [h.cur] %}"
+                   "{% set h.cur = loop %}{% endfor %}{% endfor %}{% set h.cur = none %}done"),
+            "done");
+}
+
+// Every budget is reported against what real templates spend (RenderUsage).
+TEST(JinjaBudget, UsageIsReported) {
+  RenderUsage usage;
+  RenderOptions options;
+  options.usage = &usage;
+  EXPECT_EQ(render("{% macro m(x) %}{{ x ~ 'b' }}{% endmacro %}{% for i in range(3) %}{{ m('a' * 10) }}{% endfor %}",
+                   {}, options),
+            "aaaaaaaaaabaaaaaaaaaabaaaaaaaaaab");
+  EXPECT_EQ(usage.output_bytes, 33u);
+  EXPECT_EQ(usage.largest_string_bytes, 11u);
+  EXPECT_EQ(usage.largest_list_items, 3u);
+  EXPECT_EQ(usage.call_depth, 1);
+  EXPECT_GT(usage.work, 10u);
+  EXPECT_GT(usage.allocated_bytes, 33u);
+  EXPECT_GT(usage.recursion_depth, 3);
 }
 
 }  // namespace
