@@ -28,7 +28,7 @@ struct RenderLimits {
   uint64_t max_allocated_bytes = uint64_t{1} << 30;
   // Steps of work: a statement run, an expression evaluated, a loop iteration, a macro
   // call, an item that a built-in or a comparison visits, 64 bytes scanned.
-  uint64_t max_work = 100'000'000;
+  uint64_t max_work = 20'000'000;
   // Macros calling macros (and recursive loops).
   int max_call_depth = 64;
   // Statements and expressions being evaluated inside one another, across macro calls:
