@@ -16,19 +16,19 @@
 namespace glass::jinja {
 
 struct RenderLimits {
-  // The rendered text.
-  size_t max_output_bytes = size_t{64} << 20;
+  // The rendered text: 4x the longest prompt any supported model takes (1M tokens).
+  size_t max_output_bytes = size_t{16} << 20;
   // Any one string: a value, or the output of a macro or a block being captured.
-  size_t max_string_bytes = size_t{64} << 20;
+  size_t max_string_bytes = size_t{16} << 20;
   // Any one list, tuple or dict, and the arguments of one call.
   size_t max_items = size_t{1} << 20;
   // All the strings, lists and dicts the render creates, together, freed or not.
   // Everything a render holds at once was created by it (or given to it), so this bounds
   // its memory, and the time it spends copying.
-  uint64_t max_allocated_bytes = uint64_t{1} << 30;
+  uint64_t max_allocated_bytes = uint64_t{256} << 20;
   // Steps of work: a statement run, an expression evaluated, a loop iteration, a macro
   // call, an item that a built-in or a comparison visits, 64 bytes scanned.
-  uint64_t max_work = 20'000'000;
+  uint64_t max_work = 10'000'000;
   // Macros calling macros (and recursive loops).
   int max_call_depth = 64;
   // Statements and expressions being evaluated inside one another, across macro calls:

@@ -187,7 +187,7 @@ TEST(JinjaLimits, RunawayRendersStop) {
       {"{% set ns = namespace(v=[]) %}{% for i in range(1000) %}{% set ns.v = [ns.v] %}{% endfor %}",
        "line 1, column 71", "nested more than 200 levels deep"},
       {"{{ range(1000000)|length }}", "line 1, column 9", "Range too big"},
-      {"{{ 'x' * 10000000000 }}", "line 1, column 8", "over the string budget of 67,108,864 bytes"},
+      {"{{ 'x' * 10000000000 }}", "line 1, column 8", "over the string budget of 16,777,216 bytes"},
   }, limits);
   RenderOptions small;
   small.limits.max_output_bytes = 1000;
