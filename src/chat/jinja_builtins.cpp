@@ -182,9 +182,10 @@ Value call_string_method(const std::string& name, const std::string& s, const Ca
   }
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     BoundArgs a(fn, args, {"chars"});
-    budget.charge_scan(s.size());
-    return new_string(std::string(python_strip(s, name != "rstrip", name != "lstrip", optional_chars(a, 0, "chars"))),
-                      budget);
+    const auto chars = optional_chars(a, 0, "chars");
+    budget.charge_scan(s.size() + (chars ? chars->size() : 0));
+    if (chars) budget.charge_memory(sizeof(char32_t) * uint64_t{chars->size()});
+    return new_string(std::string(python_strip(s, name != "rstrip", name != "lstrip", chars)), budget);
   }
   if (name == "split" || name == "rsplit") {
     BoundArgs a(fn, args, {"sep", "maxsplit"});
@@ -613,6 +614,8 @@ std::vector<std::pair<std::string, Value>> builtin_globals() {
     const std::tm now = interp.now();
     // strftime cannot say "empty result" apart from "too small"; grow until it fits.
     for (size_t size = 256; size <= (size_t{1} << 20); size *= 4) {
+      interp.budget().charge_scan(format.size());
+      interp.budget().charge_memory(size);
       std::string buf(size, '\0');
       const size_t n = std::strftime(buf.data(), buf.size(), format.c_str(), &now);
       if (n > 0 || format.empty()) return new_string(buf.substr(0, n), interp.budget());

@@ -36,6 +36,7 @@ int64_t int_param(const Value& v, std::string_view what) {
 
 // Jinja2's make_attrgetter: "a.b.0" looks up items (then attributes) part by part.
 Value lookup_path(const Value& item, const std::string& path, RenderBudget& budget) {
+  budget.charge_scan(path.size());
   Value v = item;
   size_t start = 0;
   while (true) {
@@ -727,6 +728,10 @@ Value f_trim(Interpreter& interp, const Value& v, const CallArgs& args) {
   std::optional<std::string> chars;
   if (a.has(0) && !a.get(0).is_none()) chars = to_str(a.get(0), budget);
   const std::string s = text_of(v, budget);
+  if (chars) {
+    budget.charge_scan(chars->size());
+    budget.charge_memory(sizeof(char32_t) * uint64_t{chars->size()});
+  }
   return new_string(
       std::string(python_strip(s, true, true, chars ? std::optional<std::string_view>(*chars) : std::nullopt)), budget);
 }

@@ -110,12 +110,22 @@ size_t python_space_length(std::string_view s, size_t pos) {
 
 namespace {
 
-bool in_chars(char32_t c, const std::optional<std::string_view>& chars) {
-  if (!chars) return is_python_space(c);
-  for (size_t i = 0; i < chars->size();)
-    if (next_code_point(*chars, i) == c) return true;
-  return false;
-}
+// The code points to strip, sorted, so that each test costs O(log m) whatever `chars`.
+class StripSet {
+ public:
+  explicit StripSet(const std::optional<std::string_view>& chars) : whitespace_(!chars) {
+    if (!chars) return;
+    for (size_t i = 0; i < chars->size();) set_.push_back(next_code_point(*chars, i));
+    std::sort(set_.begin(), set_.end());
+  }
+  bool contains(char32_t c) const {
+    return whitespace_ ? is_python_space(c) : std::binary_search(set_.begin(), set_.end(), c);
+  }
+
+ private:
+  bool whitespace_;
+  std::vector<char32_t> set_;
+};
 
 // The code point that ends just before byte `end`.
 char32_t previous_code_point(std::string_view s, size_t& end) {
@@ -175,18 +185,19 @@ void append_title(std::string& out, char32_t c) {
 }  // namespace
 
 std::string_view python_strip(std::string_view s, bool left, bool right, const std::optional<std::string_view>& chars) {
+  const StripSet strip(chars);
   size_t begin = 0, end = s.size();
   if (left) {
     while (begin < end) {
       size_t next = begin;
-      if (!in_chars(next_code_point(s, next), chars)) break;
+      if (!strip.contains(next_code_point(s, next))) break;
       begin = next;
     }
   }
   if (right) {
     while (end > begin) {
       size_t prev = end;
-      if (!in_chars(previous_code_point(s, prev), chars)) break;
+      if (!strip.contains(previous_code_point(s, prev))) break;
       end = prev;
     }
   }
@@ -346,6 +357,7 @@ std::vector<std::string> python_split(std::string_view s, const std::optional<st
     std::vector<std::pair<size_t, size_t>> words;
     size_t i = 0;
     while (i < s.size()) {
+      if (budget != nullptr) budget->check_list_size(words.size() + 1);
       size_t ws;
       while (i < s.size() && (ws = python_space_length(s, i)) > 0) i += ws;
       if (i >= s.size()) break;
@@ -371,8 +383,10 @@ std::vector<std::string> python_split(std::string_view s, const std::optional<st
     return parts.take();
   }
   std::vector<size_t> hits;
-  for (size_t at = find_text(s, *sep); at != std::string_view::npos; at = find_text(s, *sep, at + sep->size()))
+  for (size_t at = find_text(s, *sep); at != std::string_view::npos; at = find_text(s, *sep, at + sep->size())) {
+    if (budget != nullptr) budget->check_list_size(hits.size() + 2);
     hits.push_back(at);
+  }
   size_t use = hits.size();
   if (maxsplit >= 0 && static_cast<size_t>(maxsplit) < use) use = static_cast<size_t>(maxsplit);
   if (!from_right) {

@@ -36,7 +36,7 @@ bool is_python_space(char32_t c);
 size_t python_space_length(std::string_view s, size_t pos);
 
 // s.rstrip() / s.lstrip() / s.strip() with Python's whitespace, or with the code points of
-// `chars` when given.
+// `chars` when given: O((size + chars size) log chars size).
 std::string_view python_strip(std::string_view s, bool left, bool right,
                               const std::optional<std::string_view>& chars = std::nullopt);
 

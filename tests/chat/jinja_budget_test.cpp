@@ -69,6 +69,22 @@ TEST(JinjaBudget, UniqueIsLinear) {
   EXPECT_EQ(render("{{ [1, 1.0, true, 2, 'a', 'A', (1, 2), (1.0, 2)]|unique|list }}"), "[1, 2, 'a', (1, 2)]");
 }
 
+// Searching and stripping cost time linear in the text whatever the needle or the
+// characters (a naive search here would compare 16 billion bytes).
+TEST(JinjaBudget, SearchesAndStripsAreLinear) {
+  const std::string setup = "{% set hay = 'a' * 4000000 %}{% set needle = 'a' * 4000 ~ 'b' %}";
+  EXPECT_LT(seconds_to_render(setup + "{{ needle in hay }} {{ hay.find(needle) }} {{ hay.rfind(needle) }} "
+                                      "{{ hay.count(needle) }} {{ hay.split(needle)|length }} "
+                                      "{{ hay.replace(needle, '')|length }} {{ hay.partition(needle)[0]|length }}",
+                              "False -1 -1 0 1 4000000 4000000"),
+            2.0);
+  EXPECT_LT(seconds_to_render(setup + "{{ hay.strip(needle)|length }} {{ hay|trim(needle)|length }}", "0 0"), 2.0);
+  // Python's results where the needle is found.
+  EXPECT_EQ(render("{% set n = 'ab' * 10 %}{% set h = 'x' ~ n ~ n ~ 'ab' ~ n %}"
+                   "{{ h.find(n) }} {{ h.rfind(n) }} {{ h.count(n) }} {{ h.split(n) }} {{ h.rsplit(n, 1)[0]|length }}"),
+            "1 43 3 ['x', '', '', 'ab'] 43");
+}
+
 TEST(JinjaBudget, CyclingOverAHugeArgumentListStopsAtABudget) {
   expect_budget_error("{% for i in range(100000) %}{{ loop.cycle(*range(100000)) }}{% endfor %}", "line 1, column 49",
                       "allocation budget of 268,435,456 bytes");
