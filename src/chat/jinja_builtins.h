@@ -19,14 +19,23 @@ FilterFunction find_filter(std::string_view name);
 TestFunction find_test(std::string_view name);
 
 // object.name: Python attributes (methods of str, dict, list) first, then items; a
-// missing attribute is an undefined value that names what was missing.
-Value get_attribute(const Value& object, const std::string& name);
+// missing attribute is an undefined value that names what was missing. What it costs
+// (a lookup, a copy) is charged to `budget`, as by every function here.
+Value get_attribute(const Value& object, const std::string& name, RenderBudget& budget);
 // Python attributes only, without the item fallback: the `attr` filter.
-Value get_python_attribute(const Value& object, const std::string& name);
+Value get_python_attribute(const Value& object, const std::string& name, RenderBudget& budget);
 // object[key]: items first, then attributes for string keys.
-Value get_item(const Value& object, const Value& key);
+Value get_item(const Value& object, const Value& key, RenderBudget& budget);
 // object[start:stop:step] on strings, lists and tuples; undefined parts are omitted.
-Value get_slice(const Value& object, const Value& start, const Value& stop, const Value& step);
+Value get_slice(const Value& object, const Value& start, const Value& stop, const Value& step, RenderBudget& budget);
+
+// A string built by a built-in, charged to `budget` (for results no longer than a small
+// multiple of strings already charged; longer ones are charged before they are built).
+Value new_string(std::string s, RenderBudget& budget);
+// Whether `key` may be a dict key (hash_value() would not fail).
+bool is_hashable(const Value& key);
+// A decimal index as written in a template ("0", "12"), saturated at INT64_MAX.
+int64_t parse_index(std::string_view digits);
 
 // The globals of transformers' environment: namespace, range, dict, cycler, joiner,
 // raise_exception, strftime_now.

@@ -17,11 +17,31 @@ struct Spec {
   char sign = '-';
   bool alternate = false;
   bool zero = false;
-  int width = 0;
+  int64_t width = 0;  // at most the string budget (checked as parsed)
   char grouping = '\0';
-  int precision = -1;
+  // Any size (it only cuts a string); a number's is checked where it pads digits.
+  int64_t precision = -1;
   char type = '\0';
 };
+
+// A width, refused past the string budget: the result is at least that long.
+int64_t checked_width(uint64_t n, RenderBudget& budget) {
+  budget.check_string_size(n);
+  return static_cast<int64_t>(n);
+}
+
+int64_t saturated(uint64_t n) { return n > INT64_MAX ? INT64_MAX : static_cast<int64_t>(n); }
+
+// The decimal digits at format[i...], saturated at UINT64_MAX.
+uint64_t parse_digits(const std::string& format, size_t& i) {
+  uint64_t n = 0;
+  while (i < format.size() && format[i] >= '0' && format[i] <= '9') {
+    const auto d = static_cast<uint64_t>(format[i++] - '0');
+    if (n > (UINT64_MAX - d) / 10) n = UINT64_MAX;
+    else n = n * 10 + d;
+  }
+  return n;
+}
 
 // chr(i), refusing what would not be a valid code point.
 std::string character(int64_t i) {
@@ -32,7 +52,7 @@ std::string character(int64_t i) {
 }
 
 std::string pad(std::string body, const Spec& s, char default_align) {
-  const auto len = static_cast<int>(code_point_count(body));
+  const auto len = static_cast<int64_t>(code_point_count(body));
   if (len >= s.width) return body;
   const auto missing = static_cast<size_t>(s.width - len);
   char align = s.align != '\0' ? s.align : default_align;
@@ -72,20 +92,26 @@ std::string int_digits(int64_t v, int base, bool upper) {
   return out;
 }
 
-std::string c_float(double d, char type, int precision, bool alternate) {
+// printf's %e, %f or %g of |d|. `precision` is within the string budget (checked when
+// parsed), and the digits before the point are at most 309 (DBL_MAX), so the text is too
+// when its length is checked before it is written.
+std::string c_float(double d, char type, int64_t precision, bool alternate, RenderBudget& budget) {
   if (std::isinf(d) || std::isnan(d)) {
     std::string s = std::isnan(d) ? "nan" : "inf";
     if (type == 'E' || type == 'F' || type == 'G') s = std::isnan(d) ? "NAN" : "INF";
     return s;
   }
+  budget.charge_string(static_cast<uint64_t>(precision) + 320);
   char fmt[16];
-  std::snprintf(fmt, sizeof fmt, "%%%s.%d%c", alternate ? "#" : "", precision, type);
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, std::fabs(d));
-  return buf;
+  std::snprintf(fmt, sizeof fmt, "%%%s.*%c", alternate ? "#" : "", type);
+  const int n = std::snprintf(nullptr, 0, fmt, static_cast<int>(precision), std::fabs(d));
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), fmt, static_cast<int>(precision), std::fabs(d));
+  out.pop_back();
+  return out;
 }
 
-std::string format_number(const Value& v, Spec s) {
+std::string format_number(const Value& v, Spec s, RenderBudget& budget) {
   const bool is_float = v.is_float() || std::string("eEfFgG%").find(s.type) != std::string::npos;
   std::string body;
   bool negative;
@@ -110,21 +136,21 @@ std::string format_number(const Value& v, Spec s) {
     const double d = v.to_double();
     negative = std::signbit(d) && !std::isnan(d);
     char type = s.type;
-    int precision = s.precision;
+    int64_t precision = s.precision;
     if (type == '\0') {
       if (precision < 0) {
         body = python_float_repr(std::fabs(d));
       } else {
-        body = c_float(d, 'g', precision == 0 ? 1 : precision, s.alternate);
+        body = c_float(d, 'g', precision == 0 ? 1 : precision, s.alternate, budget);
         if (body.find_first_of(".en") == std::string::npos) body += ".0";
       }
     } else if (type == '%') {
-      body = c_float(d * 100, 'f', precision < 0 ? 6 : precision, s.alternate) + "%";
+      body = c_float(d * 100, 'f', precision < 0 ? 6 : precision, s.alternate, budget) + "%";
     } else {
       if (type == 'n') type = 'g';
       if (std::string("eEfFgG").find(type) == std::string::npos)
         fail("unknown format code '", type, "' for object of type 'float'");
-      body = c_float(d, type, precision < 0 ? 6 : precision, s.alternate);
+      body = c_float(d, type, precision < 0 ? 6 : precision, s.alternate, budget);
     }
     if (s.grouping != '\0') {
       const size_t end = body.find_first_not_of("0123456789");
@@ -140,7 +166,7 @@ std::string format_number(const Value& v, Spec s) {
   return pad(body, s, '>');
 }
 
-Spec parse_spec(const std::string& spec) {
+Spec parse_spec(const std::string& spec, RenderBudget& budget) {
   Spec s;
   size_t i = 0;
   auto is_align = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
@@ -155,43 +181,57 @@ Spec parse_spec(const std::string& spec) {
   if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) s.sign = spec[i++];
   if (i < spec.size() && spec[i] == '#') s.alternate = true, ++i;
   if (i < spec.size() && spec[i] == '0') s.zero = true, ++i;
-  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') s.width = s.width * 10 + (spec[i++] - '0');
+  s.width = checked_width(parse_digits(spec, i), budget);
   if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) s.grouping = spec[i++];
   if (i < spec.size() && spec[i] == '.') {
     ++i;
-    s.precision = 0;
     if (i >= spec.size() || spec[i] < '0' || spec[i] > '9') fail("format specifier missing precision");
-    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') s.precision = s.precision * 10 + (spec[i++] - '0');
+    s.precision = saturated(parse_digits(spec, i));
   }
   if (i < spec.size()) s.type = spec[i++];
   if (i < spec.size()) fail("invalid format specifier '", spec, "'");
   return s;
 }
 
-}  // namespace
+// The first `precision` code points of `s` (all of it when precision < 0).
+std::string cut(const std::string& s, int64_t precision, RenderBudget& budget) {
+  if (precision < 0) return s;
+  budget.charge_scan(s.size());
+  const size_t count = code_point_count(s);
+  if (static_cast<uint64_t>(precision) >= count) return s;
+  return s.substr(0, code_point_offset(s, static_cast<size_t>(precision), count));
+}
 
-std::string python_format_value(const Value& value, const std::string& spec) {
-  if (spec.empty()) return to_str(value);
-  const Spec s = parse_spec(spec);
+std::string format_value(const Value& value, const std::string& spec, RenderBudget& budget) {
+  if (spec.empty()) return to_str(value, budget);
+  const Spec s = parse_spec(spec, budget);
   if (value.is_string()) {
     if (s.type != '\0' && s.type != 's') fail("unknown format code '", s.type, "' for object of type 'str'");
-    std::string body = value.as_string();
-    if (s.precision >= 0) {
-      const auto offsets = code_point_offsets(body);
-      if (static_cast<size_t>(s.precision) + 1 < offsets.size()) body = body.substr(0, offsets[s.precision]);
-    }
-    return pad(body, s, '<');
+    return pad(cut(value.as_string(), s.precision, budget), s, '<');
   }
-  if (value.is_number()) return format_number(value, s);
+  if (value.is_number()) return format_number(value, s, budget);
   fail("unsupported format string passed to ", type_name(value), ".__format__");
 }
 
-std::string python_percent_format(const std::string& format, const Value& args) {
+}  // namespace
+
+std::string python_format_value(const Value& value, const std::string& spec, RenderBudget& budget) {
+  std::string out = format_value(value, spec, budget);
+  budget.charge_string(out.size());
+  return out;
+}
+
+std::string python_percent_format(const std::string& format, const Value& args, RenderBudget& budget) {
   std::vector<Value> values;
   const Dict* mapping = nullptr;
   const bool tuple = args.is_list() && args.as_list().kind == ListKind::Tuple;
-  if (tuple) values = args.as_list().items;
-  else values.push_back(args);
+  budget.charge_scan(format.size());
+  if (tuple) {
+    budget.charge_list(args.as_list().items.size());
+    values = args.as_list().items;
+  } else {
+    values.push_back(args);
+  }
   if (args.is_dict()) mapping = &args.as_dict();
   size_t next = 0;
   bool used_mapping = false;
@@ -219,7 +259,7 @@ std::string python_percent_format(const std::string& format, const Value& args) 
       if (depth > 0) fail("incomplete format key");
       const std::string key = format.substr(start, i - start - 1);
       const Value* v = mapping->find(std::string_view(key));
-      if (v == nullptr) fail("KeyError: ", repr(Value::string(key)));
+      if (v == nullptr) fail("KeyError: ", repr_for_message(Value::string(key)));
       keyed = *v;
       used_mapping = true;
     }
@@ -236,22 +276,25 @@ std::string python_percent_format(const std::string& format, const Value& args) 
       else if (f == '0') s.zero = true;
       else break;
     }
-    if (i < format.size() && format[i] == '*') {
-      s.width = static_cast<int>(take().to_int());
+    // `*` takes the width (a negative one left-aligns) or the precision (a negative one
+    // is 0) from the arguments.
+    auto star_argument = [&]() {
+      const Value& n = take();
+      if (!n.is_int() && !n.is_bool()) fail("* wants int");
       ++i;
+      return n.to_int();
+    };
+    if (i < format.size() && format[i] == '*') {
+      const int64_t width = star_argument();
+      if (width < 0) left = true;
+      s.width = checked_width(width < 0 ? 0 - static_cast<uint64_t>(width) : static_cast<uint64_t>(width), budget);
     } else {
-      while (i < format.size() && format[i] >= '0' && format[i] <= '9') s.width = s.width * 10 + (format[i++] - '0');
+      s.width = checked_width(parse_digits(format, i), budget);
     }
     if (i < format.size() && format[i] == '.') {
       ++i;
-      s.precision = 0;
-      if (i < format.size() && format[i] == '*') {
-        s.precision = static_cast<int>(take().to_int());
-        ++i;
-      } else {
-        while (i < format.size() && format[i] >= '0' && format[i] <= '9')
-          s.precision = s.precision * 10 + (format[i++] - '0');
-      }
+      if (i < format.size() && format[i] == '*') s.precision = std::max<int64_t>(0, star_argument());
+      else s.precision = saturated(parse_digits(format, i));
     }
     while (i < format.size() && (format[i] == 'h' || format[i] == 'l' || format[i] == 'L')) ++i;
     if (i >= format.size()) fail("incomplete format");
@@ -268,11 +311,7 @@ std::string python_percent_format(const std::string& format, const Value& args) 
       case 's':
       case 'r':
       case 'a': {
-        piece = conv == 's' ? to_str(v) : repr(v);
-        if (s.precision >= 0) {
-          const auto offsets = code_point_offsets(piece);
-          if (static_cast<size_t>(s.precision) + 1 < offsets.size()) piece = piece.substr(0, offsets[s.precision]);
-        }
+        piece = cut(conv == 's' ? to_str(v, budget) : repr(v, budget), s.precision, budget);
         piece = pad(piece, s, '>');
         break;
       }
@@ -293,6 +332,7 @@ std::string python_percent_format(const std::string& format, const Value& args) 
         const int64_t n = v.is_float() ? static_cast<int64_t>(d) : v.to_int();
         const int base = conv == 'x' || conv == 'X' ? 16 : conv == 'o' ? 8 : 10;
         std::string digits = int_digits(n, base, conv == 'X');
+        if (s.precision >= 0) budget.check_string_size(static_cast<uint64_t>(s.precision));
         if (s.precision >= 0 && digits.size() < static_cast<size_t>(s.precision))
           digits.insert(0, static_cast<size_t>(s.precision) - digits.size(), '0');
         if (s.alternate && base != 10) digits = std::string("0") + (conv == 'o' ? 'o' : conv) + digits;
@@ -313,7 +353,7 @@ std::string python_percent_format(const std::string& format, const Value& args) 
       case 'G': {
         if (!v.is_number()) fail("must be real number, not ", type_name(v));
         const double d = v.to_double();
-        piece = c_float(d, conv, s.precision < 0 ? 6 : s.precision, s.alternate);
+        piece = c_float(d, conv, s.precision < 0 ? 6 : s.precision, s.alternate, budget);
         const bool negative = std::signbit(d) && !std::isnan(d);
         piece = (negative ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "") + piece;
         if (s.zero && !left && std::isfinite(d)) {
@@ -332,15 +372,18 @@ std::string python_percent_format(const std::string& format, const Value& args) 
       }
       default: fail("unsupported format character '", conv, "'");
     }
+    budget.charge_append(uint64_t{out.size()} + piece.size(), piece.size());
     out += piece;
   }
   if (!mapping && next < values.size()) fail("not all arguments converted during string formatting");
   if (mapping && !used_mapping && tuple && next < values.size())
     fail("not all arguments converted during string formatting");
+  budget.charge_string(out.size());
   return out;
 }
 
-std::string python_str_format(const std::string& format, const CallArgs& args) {
+std::string python_str_format(const std::string& format, const CallArgs& args, RenderBudget& budget) {
+  budget.charge_scan(format.size());
   std::string out;
   size_t auto_index = 0;
   for (size_t i = 0; i < format.size(); ++i) {
@@ -382,7 +425,7 @@ std::string python_str_format(const std::string& format, const CallArgs& args) {
     const std::string head = name.substr(0, head_end);
     Value v;
     if (head.empty() || (head.find_first_not_of("0123456789") == std::string::npos)) {
-      const size_t index = head.empty() ? auto_index++ : std::stoul(head);
+      const size_t index = head.empty() ? auto_index++ : static_cast<size_t>(parse_index(head));
       if (index >= args.positional.size())
         fail("Replacement index ", index, " out of range for positional args tuple");
       v = args.positional[index];
@@ -396,24 +439,28 @@ std::string python_str_format(const std::string& format, const CallArgs& args) {
     while (head_end != std::string::npos && head_end < name.size()) {
       if (name[head_end] == '.') {
         const size_t next = name.find_first_of(".[", head_end + 1);
-        v = get_attribute(v, name.substr(head_end + 1, next == std::string::npos ? std::string::npos : next - head_end - 1));
+        v = get_attribute(v, name.substr(head_end + 1, next == std::string::npos ? std::string::npos : next - head_end - 1),
+                          budget);
         head_end = next;
       } else {
         const size_t end = name.find(']', head_end);
         if (end == std::string::npos) fail("Missing ']' in format string");
         const std::string key = name.substr(head_end + 1, end - head_end - 1);
         v = key.find_first_not_of("0123456789") == std::string::npos && !key.empty()
-                ? get_item(v, Value::integer(std::stoll(key)))
-                : get_item(v, Value::string(key));
+                ? get_item(v, Value::integer(parse_index(key)), budget)
+                : get_item(v, Value::string(key), budget);
         head_end = end + 1;
       }
       if (v.is_undefined()) fail_undefined(v);
     }
-    if (conversion == 'r' || conversion == 'a') v = Value::string(repr(v));
-    else if (conversion == 's') v = Value::string(to_str(v));
+    if (conversion == 'r' || conversion == 'a') v = Value::string(repr(v, budget));
+    else if (conversion == 's') v = Value::string(to_str(v, budget));
     else if (conversion != '\0') fail("Unknown conversion specifier ", conversion);
-    out += python_format_value(v, spec);
+    const std::string piece = format_value(v, spec, budget);
+    budget.charge_append(uint64_t{out.size()} + piece.size(), piece.size());
+    out += piece;
   }
+  budget.charge_string(out.size());
   return out;
 }
 

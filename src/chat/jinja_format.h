@@ -8,13 +8,15 @@
 namespace glass::jinja {
 
 // format % args: a tuple supplies positional values, a dict named `%(key)s` values.
-std::string python_percent_format(const std::string& format, const Value& args);
+// Widths and precisions are checked against the string budget before anything is padded,
+// and the result is charged to `budget`, as by the functions below.
+std::string python_percent_format(const std::string& format, const Value& args, RenderBudget& budget);
 
 // format.format(*positional, **keyword) with `{}`, `{0}`, `{name}`, attribute/index
 // lookups, `!r`/`!s` and format specs ([[fill]align][sign][#][0][width][,][.precision][type]).
-std::string python_str_format(const std::string& format, const CallArgs& args);
+std::string python_str_format(const std::string& format, const CallArgs& args, RenderBudget& budget);
 
 // format(value, spec) for one value, as str.format applies a spec.
-std::string python_format_value(const Value& value, const std::string& spec);
+std::string python_format_value(const Value& value, const std::string& spec, RenderBudget& budget);
 
 }  // namespace glass::jinja

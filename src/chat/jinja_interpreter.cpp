@@ -17,8 +17,6 @@ class LocatedError : public Error {
   using Error::Error;
 };
 
-constexpr int64_t kMaxRepeatItems = 1'000'000;
-
 [[noreturn]] void unsupported(std::string_view op, const Value& a, const Value& b) {
   fail("unsupported operand type(s) for ", op, ": '", type_name(a), "' and '", type_name(b), "'");
 }
@@ -75,21 +73,27 @@ std::pair<double, double> float_divmod(double a, double b) {
   return {floordiv, mod};
 }
 
-Value repeat(const Value& seq, int64_t n, size_t max_bytes) {
+// `size` * `n`, saturated (the budgets then refuse it).
+uint64_t repeated_size(size_t size, int64_t n) {
+  uint64_t total;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(size), static_cast<uint64_t>(n), &total)) return UINT64_MAX;
+  return total;
+}
+
+Value repeat(const Value& seq, int64_t n, RenderBudget& budget) {
   if (n < 0) n = 0;
   if (seq.is_string()) {
     const std::string& s = seq.as_string();
-    if (!s.empty() && static_cast<uint64_t>(n) > max_bytes / s.size())
-      fail("string repetition would exceed ", max_bytes, " bytes");
+    budget.charge_string(repeated_size(s.size(), n));
     std::string out;
     out.reserve(s.size() * static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) out += s;
     return Value::string(std::move(out));
   }
   const ListData& l = seq.as_list();
-  if (!l.items.empty() && n > kMaxRepeatItems / static_cast<int64_t>(l.items.size()))
-    fail("list repetition would exceed ", kMaxRepeatItems, " items");
+  budget.charge_list(repeated_size(l.items.size(), n));
   std::vector<Value> out;
+  out.reserve(l.items.size() * static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), l.items.begin(), l.items.end());
   return Value::list(std::move(out), l.kind);
 }
@@ -110,11 +114,10 @@ const char* op_symbol(BinaryOp op) {
 
 }  // namespace
 
-Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_bytes) {
+Value binary_operation(BinaryOp op, const Value& a, const Value& b, RenderBudget& budget) {
   if (op == BinaryOp::Concat) {
-    std::string s = to_str(a);
-    append_str(s, b);
-    if (s.size() > max_bytes) fail("string would exceed ", max_bytes, " bytes");
+    std::string s = to_str(a, budget);
+    append_str(s, b, budget);
     return Value::string(std::move(s));
   }
   if (a.is_undefined()) fail_undefined(a);
@@ -126,11 +129,14 @@ Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_b
       if (ints) return Value::integer(checked_add(a.to_int(), b.to_int()));
       if (numbers) return Value::number(a.to_double() + b.to_double());
       if (a.is_string() && b.is_string()) {
-        if (a.as_string().size() + b.as_string().size() > max_bytes) fail("string would exceed ", max_bytes, " bytes");
+        budget.charge_string(uint64_t{a.as_string().size()} + b.as_string().size());
         return Value::string(a.as_string() + b.as_string());
       }
       if (a.is_sequence_list() && b.is_sequence_list() && a.as_list().kind == b.as_list().kind) {
-        std::vector<Value> items = a.as_list().items;
+        budget.charge_list(uint64_t{a.as_list().items.size()} + b.as_list().items.size());
+        std::vector<Value> items;
+        items.reserve(a.as_list().items.size() + b.as_list().items.size());
+        items.insert(items.end(), a.as_list().items.begin(), a.as_list().items.end());
         items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
         return Value::list(std::move(items), a.as_list().kind);
       }
@@ -144,8 +150,8 @@ Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_b
     case BinaryOp::Multiply:
       if (ints) return Value::integer(checked_mul(a.to_int(), b.to_int()));
       if (numbers) return Value::number(a.to_double() * b.to_double());
-      if ((a.is_string() || a.is_sequence_list()) && integral(b)) return repeat(a, b.to_int(), max_bytes);
-      if (integral(a) && (b.is_string() || b.is_sequence_list())) return repeat(b, a.to_int(), max_bytes);
+      if ((a.is_string() || a.is_sequence_list()) && integral(b)) return repeat(a, b.to_int(), budget);
+      if (integral(a) && (b.is_string() || b.is_sequence_list())) return repeat(b, a.to_int(), budget);
       if (a.is_string() || b.is_string()) fail("can't multiply sequence by non-int of type '", type_name(a.is_string() ? b : a), "'");
       break;
     case BinaryOp::Divide:
@@ -169,7 +175,7 @@ Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_b
       }
       break;
     case BinaryOp::Modulo:
-      if (a.is_string()) return Value::string(python_percent_format(a.as_string(), b));
+      if (a.is_string()) return Value::string(python_percent_format(a.as_string(), b, budget));
       if (ints) {
         const int64_t x = a.to_int(), y = b.to_int();
         if (y == 0) fail("integer division or modulo by zero");
@@ -196,20 +202,19 @@ Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_b
   unsupported(op_symbol(op), a, b);
 }
 
-bool contains(const Value& container, const Value& item) {
+bool contains(const Value& container, const Value& item, RenderBudget& budget) {
   switch (container.kind()) {
     case Value::Kind::Undefined: return false;
     case Value::Kind::String:
       if (item.is_undefined()) fail_undefined(item);
       if (!item.is_string()) fail("'in <string>' requires string as left operand, not ", type_name(item));
-      return container.as_string().find(item.as_string()) != std::string::npos;
+      budget.charge_scan(container.as_string().size());
+      return find_text(container.as_string(), item.as_string()) != std::string::npos;
     case Value::Kind::List:
       for (const Value& v : container.as_list().items)
-        if (equals(v, item)) return true;
+        if (equals(v, item, budget)) return true;
       return false;
-    case Value::Kind::Dict:
-      require_hashable(item);
-      return container.as_dict().find(item) != nullptr;
+    case Value::Kind::Dict: return container.as_dict().find(item, hash_value(item, budget)) != nullptr;
     default: fail("argument of type '", type_name(container), "' is not iterable");
   }
 }
@@ -235,22 +240,32 @@ void Scope::set(const std::string& name, Value value) {
 
 // ---- interpreter ----------------------------------------------------------------
 
-Interpreter::Interpreter(const Source& source, const RenderOptions& options) : source_(source), options_(options) {}
+Interpreter::Interpreter(const Source& source, const RenderOptions& options)
+    : source_(source), options_(options), budget_(options.limits) {}
 
 Interpreter::~Interpreter() {
   // Macros hold the scope they were defined in, and that scope holds them; namespaces can
-  // hold themselves. Emptying both breaks every such cycle.
+  // hold themselves. Emptying both breaks every such cycle. The objects are emptied in the
+  // order they were made, so what one releases was made before it and is empty already.
   for (auto& weak : closure_scopes_)
     if (auto scope = weak.lock()) scope->clear();
-  for (auto& weak : namespaces_)
-    if (auto ns = weak.lock()) ns->attributes = Dict();
+  for (auto& object : objects_) {
+    object->attributes = Dict();
+    if (object->loop) {
+      object->loop->items.clear();
+      object->loop->last_changed.reset();
+      object->loop->recurse = nullptr;
+    }
+  }
+  objects_.clear();
 }
 
 std::string Interpreter::render(const Body& body, const ScopePtr& scope) {
   std::string out;
-  out_ = &out;
+  out_ = rendered_ = &out;
   exec_body(body, scope);
-  out_ = nullptr;
+  out_ = rendered_ = nullptr;
+  if (options_.usage != nullptr) *options_.usage = budget_.usage();
   return out;
 }
 
@@ -262,10 +277,14 @@ std::tm Interpreter::now() const {
   return local;
 }
 
+Value Interpreter::keep_object(std::shared_ptr<ObjectData> object) {
+  budget_.charge_object();
+  objects_.push_back(object);
+  return Value::object(std::move(object));
+}
+
 Value Interpreter::make_namespace(Dict attributes) {
-  auto ns = std::make_shared<ObjectData>(ObjectData{ObjectKind::Namespace, std::move(attributes), nullptr});
-  namespaces_.push_back(ns);
-  return Value::object(std::move(ns));
+  return keep_object(std::make_shared<ObjectData>(ObjectData{ObjectKind::Namespace, std::move(attributes), nullptr}));
 }
 
 void Interpreter::fail_located(size_t offset, const std::string& message) const {
@@ -277,14 +296,11 @@ void Interpreter::fail_located(size_t offset, const std::string& message) const 
 }
 
 void Interpreter::emit(std::string_view text) {
+  const uint64_t total = uint64_t{out_->size()} + text.size();
+  // The output, or a string being captured (a macro's, a block's).
+  if (out_ == rendered_) budget_.check_output(total);
+  else budget_.charge_append(total, text.size());
   out_->append(text);
-  if (out_->size() > options_.max_output_bytes)
-    fail("the template's output exceeds ", options_.max_output_bytes, " bytes");
-}
-
-void Interpreter::count_iteration() {
-  if (++iterations_ > options_.max_iterations)
-    fail("the template ran more than ", options_.max_iterations, " loop iterations and macro calls");
 }
 
 std::string Interpreter::capture(const Body& body, const ScopePtr& scope) {
@@ -310,6 +326,8 @@ Interpreter::Flow Interpreter::exec_body(const Body& body, const ScopePtr& scope
 
 Interpreter::Flow Interpreter::exec(const Stmt& stmt, const ScopePtr& scope) {
   try {
+    RecursionGuard guard(budget_);
+    budget_.charge_work(1);
     return std::visit([&](const auto& node) { return exec_node(node, stmt, scope); }, stmt.node);
   } catch (const LocatedError&) {
     throw;
@@ -326,7 +344,7 @@ Interpreter::Flow Interpreter::exec_node(const TextStmt& s, const Stmt&, const S
 Interpreter::Flow Interpreter::exec_node(const OutputStmt& s, const Stmt&, const ScopePtr& scope) {
   const Value v = eval(*s.expr, scope);
   if (v.is_string()) emit(v.as_string());
-  else emit(to_str(v));
+  else emit(to_str(v, budget_));
   return Flow::Normal;
 }
 
@@ -338,11 +356,11 @@ Interpreter::Flow Interpreter::exec_node(const IfStmt& s, const Stmt&, const Sco
 
 Interpreter::Flow Interpreter::exec_node(const ForStmt& s, const Stmt&, const ScopePtr& scope) {
   const Value iterable = eval(*s.iterable, scope);
-  std::vector<Value> items = iterate(iterable);
+  std::vector<Value> items = iterate(iterable, budget_);
   if (s.filter) {
     std::vector<Value> kept;
     for (Value& item : items) {
-      count_iteration();
+      budget_.charge_work(1);
       auto test_scope = std::make_shared<Scope>(scope);
       assign(s.target, item, test_scope);
       if (truthy(eval(*s.filter, test_scope))) kept.push_back(std::move(item));
@@ -364,15 +382,17 @@ void Interpreter::run_loop(const ForStmt& s, std::vector<Value> items, const Sco
     ScopePtr outer = scope;
     state->recurse = [stmt, outer, depth0](Interpreter& interp, CallArgs& args) {
       if (args.positional.size() != 1 || !args.keyword.empty()) fail("loop() takes exactly one argument");
-      if (++interp.call_depth_ > interp.options_.max_call_depth) {
+      const int max_depth = interp.budget_.limits().max_call_depth;
+      if (++interp.call_depth_ > max_depth) {
         --interp.call_depth_;
-        fail("recursive loop nested more than ", interp.options_.max_call_depth, " levels deep");
+        fail("recursive loop nested more than ", max_depth, " levels deep (the call depth budget)");
       }
+      interp.budget_.note_call_depth(interp.call_depth_);
       std::string buffer;
       std::string* saved = interp.out_;
       interp.out_ = &buffer;
       try {
-        std::vector<Value> children = iterate(args.positional[0]);
+        std::vector<Value> children = iterate(args.positional[0], interp.budget_);
         if (!children.empty()) interp.run_loop(*stmt, std::move(children), outer, depth0 + 1);
       } catch (...) {
         interp.out_ = saved;
@@ -384,9 +404,9 @@ void Interpreter::run_loop(const ForStmt& s, std::vector<Value> items, const Sco
       return Value::string(std::move(buffer));
     };
   }
-  const Value loop = Value::object(std::make_shared<ObjectData>(ObjectData{ObjectKind::Loop, Dict(), state}));
+  const Value loop = keep_object(std::make_shared<ObjectData>(ObjectData{ObjectKind::Loop, Dict(), state}));
   for (size_t i = 0; i < state->items.size(); ++i) {
-    count_iteration();
+    budget_.charge_work(1);
     state->index = i;
     auto iteration = std::make_shared<Scope>(scope);
     assign(s.target, state->items[i], iteration);
@@ -399,7 +419,7 @@ void Interpreter::assign(const Target& target, const Value& value, const ScopePt
   switch (target.kind) {
     case Target::Kind::Name: scope->set(target.name, value); return;
     case Target::Kind::Tuple: {
-      const std::vector<Value> items = iterate(value);
+      const std::vector<Value> items = iterate(value, budget_);
       if (items.size() > target.items.size())
         fail("too many values to unpack (expected ", target.items.size(), ")");
       if (items.size() < target.items.size())
@@ -410,7 +430,7 @@ void Interpreter::assign(const Target& target, const Value& value, const ScopePt
     case Target::Kind::NamespaceAttribute: {
       const Value* ns = scope->find(target.name);
       if (ns == nullptr || !ns->is_namespace()) fail("cannot assign attribute on non-namespace object");
-      ns->as_object().attributes.set(Value::string(target.attribute), value);
+      ns->as_object().attributes.set(std::string_view(target.attribute), value);
       return;
     }
   }
@@ -441,9 +461,10 @@ Interpreter::Flow Interpreter::exec_node(const MacroStmt& s, const Stmt&, const 
 }
 
 Value Interpreter::call_macro(const MacroDefinition& macro, const ScopePtr& closure, CallArgs& args) {
-  count_iteration();
-  if (call_depth_ >= options_.max_call_depth)
-    fail("macro '", macro.name, "' nested more than ", options_.max_call_depth, " calls deep");
+  budget_.charge_work(1);
+  const int max_depth = budget_.limits().max_call_depth;
+  if (call_depth_ >= max_depth)
+    fail("macro '", macro.name, "' nested more than ", max_depth, " calls deep (the call depth budget)");
   auto scope = std::make_shared<Scope>(closure);
   const size_t n = macro.params.size();
   std::vector<bool> bound(n, false);
@@ -471,7 +492,8 @@ Value Interpreter::call_macro(const MacroDefinition& macro, const ScopePtr& clos
       scope->set("caller", std::move(value));
       caller_given = true;
     } else if (macro.uses_kwargs) {
-      kwargs.set(Value::string(name), std::move(value));
+      budget_.charge_dict(1);
+      kwargs.set(std::string_view(name), std::move(value));
     } else {
       fail("macro '", macro.name, "' takes no keyword argument '", name, "'");
     }
@@ -486,7 +508,7 @@ Value Interpreter::call_macro(const MacroDefinition& macro, const ScopePtr& clos
   if (macro.uses_varargs) scope->set("varargs", Value::tuple(std::move(extra)));
   if (macro.uses_kwargs) scope->set("kwargs", Value::dict(std::move(kwargs)));
   if (macro.uses_caller && !caller_given) scope->set("caller", Value::undefined("'caller' is undefined"));
-  ++call_depth_;
+  budget_.note_call_depth(++call_depth_);
   struct Depth {
     int& depth;
     ~Depth() { --depth; }
@@ -501,7 +523,7 @@ Interpreter::Flow Interpreter::exec_node(const CallBlockStmt& s, const Stmt&, co
   args.keyword.emplace_back("caller", make_macro(s.caller, scope));
   try {
     const Value result = this->call(callee, args);
-    emit(to_str(result));
+    emit(to_str(result, budget_));
   } catch (const LocatedError&) {
     throw;
   } catch (const Error& e) {
@@ -512,7 +534,7 @@ Interpreter::Flow Interpreter::exec_node(const CallBlockStmt& s, const Stmt&, co
 
 Interpreter::Flow Interpreter::exec_node(const FilterBlockStmt& s, const Stmt&, const ScopePtr& scope) {
   const Value body = Value::string(capture(s.body, std::make_shared<Scope>(scope)));
-  emit(to_str(filter_with_input(*s.filter, body, scope)));
+  emit(to_str(filter_with_input(*s.filter, body, scope), budget_));
   return Flow::Normal;
 }
 
@@ -532,6 +554,8 @@ Interpreter::Flow Interpreter::exec_node(const LoopControlStmt& s, const Stmt&, 
 
 Value Interpreter::eval(const Expr& expr, const ScopePtr& scope) {
   try {
+    RecursionGuard guard(budget_);
+    budget_.charge_work(1);
     return std::visit([&](const auto& node) { return eval_node(node, expr, scope); }, expr.node);
   } catch (const LocatedError&) {
     throw;
@@ -548,6 +572,7 @@ Value Interpreter::eval_node(const NameExpr& e, const Expr&, const ScopePtr& sco
 }
 
 Value Interpreter::eval_node(const ListExpr& e, const Expr&, const ScopePtr& scope) {
+  budget_.charge_list(e.items.size());
   std::vector<Value> items;
   items.reserve(e.items.size());
   for (const auto& item : e.items) items.push_back(eval(*item, scope));
@@ -555,11 +580,12 @@ Value Interpreter::eval_node(const ListExpr& e, const Expr&, const ScopePtr& sco
 }
 
 Value Interpreter::eval_node(const DictExpr& e, const Expr&, const ScopePtr& scope) {
+  budget_.charge_dict(e.items.size());
   Dict d;
   for (const auto& [key_expr, value_expr] : e.items) {
     Value key = eval(*key_expr, scope);
-    require_hashable(key);
-    d.set(std::move(key), eval(*value_expr, scope));
+    const uint64_t hash = hash_value(key, budget_);
+    d.set(std::move(key), hash, eval(*value_expr, scope));
   }
   return Value::dict(std::move(d));
 }
@@ -567,14 +593,14 @@ Value Interpreter::eval_node(const DictExpr& e, const Expr&, const ScopePtr& sco
 Value Interpreter::eval_node(const AttributeExpr& e, const Expr&, const ScopePtr& scope) {
   const Value object = eval(*e.object, scope);
   if (object.is_undefined()) fail_undefined(object);
-  return get_attribute(object, e.attribute);
+  return get_attribute(object, e.attribute, budget_);
 }
 
 Value Interpreter::eval_node(const ItemExpr& e, const Expr&, const ScopePtr& scope) {
   const Value object = eval(*e.object, scope);
   const Value key = eval(*e.key, scope);
   if (object.is_undefined()) fail_undefined(object);
-  return get_item(object, key);
+  return get_item(object, key, budget_);
 }
 
 Value Interpreter::eval_node(const SliceExpr& e, const Expr&, const ScopePtr& scope) {
@@ -583,7 +609,7 @@ Value Interpreter::eval_node(const SliceExpr& e, const Expr&, const ScopePtr& sc
   const Value stop = e.stop ? eval(*e.stop, scope) : Value::none();
   const Value step = e.step ? eval(*e.step, scope) : Value::none();
   if (object.is_undefined()) fail_undefined(object);
-  return get_slice(object, start, stop, step);
+  return get_slice(object, start, stop, step, budget_);
 }
 
 CallArgs Interpreter::eval_args(const CallArguments& args, const ScopePtr& scope) {
@@ -591,11 +617,14 @@ CallArgs Interpreter::eval_args(const CallArguments& args, const ScopePtr& scope
   for (const auto& a : args.positional) out.positional.push_back(eval(*a, scope));
   for (const auto& [name, a] : args.keyword) out.keyword.emplace_back(name, eval(*a, scope));
   if (args.star_args) {
-    for (Value& v : iterate(eval(*args.star_args, scope))) out.positional.push_back(std::move(v));
+    std::vector<Value> star = iterate(eval(*args.star_args, scope), budget_);
+    budget_.charge_list(out.positional.size() + star.size());
+    for (Value& v : star) out.positional.push_back(std::move(v));
   }
   if (args.star_kwargs) {
     const Value kw = eval(*args.star_kwargs, scope);
     if (!kw.is_dict()) fail("argument after ** must be a mapping, not ", type_name(kw));
+    budget_.charge_list(out.keyword.size() + kw.as_dict().size());
     for (const auto& [key, value] : kw.as_dict().entries()) {
       if (!key.is_string()) fail("keywords must be strings");
       out.keyword.emplace_back(key.as_string(), value);
@@ -670,7 +699,7 @@ Value Interpreter::eval_node(const BinaryChainExpr& e, const Expr&, const ScopeP
   for (const BinaryOperand& operand : e.rest) {
     const Value rhs = eval(*operand.value, scope);
     try {
-      acc = binary_operation(operand.op, acc, rhs, options_.max_output_bytes);
+      acc = binary_operation(operand.op, acc, rhs, budget_);
     } catch (const LocatedError&) {
       throw;
     } catch (const Error& err) {
@@ -696,19 +725,19 @@ Value Interpreter::eval_node(const CompareExpr& e, const Expr&, const ScopePtr& 
     bool ok;
     try {
       switch (operand.op) {
-        case CompareOp::Equal: ok = equals(left, right); break;
-        case CompareOp::NotEqual: ok = !equals(left, right); break;
-        case CompareOp::In: ok = contains(right, left); break;
-        case CompareOp::NotIn: ok = !contains(right, left); break;
-        case CompareOp::Less: ok = compare(left, right, "<") == -1; break;
+        case CompareOp::Equal: ok = equals(left, right, budget_); break;
+        case CompareOp::NotEqual: ok = !equals(left, right, budget_); break;
+        case CompareOp::In: ok = contains(right, left, budget_); break;
+        case CompareOp::NotIn: ok = !contains(right, left, budget_); break;
+        case CompareOp::Less: ok = compare(left, right, "<", budget_) == -1; break;
         case CompareOp::LessEqual: {
-          const int c = compare(left, right, "<=");
+          const int c = compare(left, right, "<=", budget_);
           ok = c == -1 || c == 0;
           break;
         }
-        case CompareOp::Greater: ok = compare(left, right, ">") == 1; break;
+        case CompareOp::Greater: ok = compare(left, right, ">", budget_) == 1; break;
         case CompareOp::GreaterEqual: {
-          const int c = compare(left, right, ">=");
+          const int c = compare(left, right, ">=", budget_);
           ok = c == 1 || c == 0;
           break;
         }

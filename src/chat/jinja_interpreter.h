@@ -19,10 +19,11 @@ namespace glass::jinja {
 struct RenderOptions {
   // What strftime_now() formats; local time when empty.
   std::function<std::tm()> now;
-  // Guards against templates that would run away; exceeding one is an error.
-  size_t max_output_bytes = size_t{64} << 20;
-  int64_t max_iterations = 10'000'000;  // loop iterations and macro calls, all together
-  int max_call_depth = 64;              // macros calling macros
+  // What one render may spend (jinja_budget.h); exceeding a budget is an error that
+  // names the template line and the budget.
+  RenderLimits limits;
+  // When set, receives what a render that succeeds spent against each budget.
+  RenderUsage* usage = nullptr;
 };
 
 class Scope;
@@ -55,6 +56,8 @@ class Interpreter {
   std::tm now() const;
   // Namespaces can hold values that hold them; they are emptied when rendering ends.
   Value make_namespace(Dict attributes);
+  // What this render may still spend; every built-in charges it.
+  RenderBudget& budget() { return budget_; }
 
  private:
   enum class Flow { Normal, Break, Continue };
@@ -76,7 +79,8 @@ class Interpreter {
   void run_loop(const ForStmt& s, std::vector<Value> items, const ScopePtr& scope, int depth0);
   std::string capture(const Body& body, const ScopePtr& scope);
   void emit(std::string_view text);
-  void count_iteration();
+  // Keeps a mutable object (namespace, loop) until the render ends, then empties it.
+  Value keep_object(std::shared_ptr<ObjectData> object);
   void assign(const Target& target, const Value& value, const ScopePtr& scope);
   Value make_macro(const std::shared_ptr<const MacroDefinition>& macro, const ScopePtr& scope);
   Value call_macro(const MacroDefinition& macro, const ScopePtr& closure, CallArgs& args);
@@ -104,19 +108,22 @@ class Interpreter {
 
   const Source& source_;
   const RenderOptions& options_;
+  RenderBudget budget_;
   std::string* out_ = nullptr;
+  std::string* rendered_ = nullptr;     // the render's output (out_ may be a capture)
   const Value* filter_input_ = nullptr;  // what a filter without operand applies to
   int call_depth_ = 0;
-  int64_t iterations_ = 0;
   std::vector<std::weak_ptr<Scope>> closure_scopes_;
-  std::vector<std::weak_ptr<ObjectData>> namespaces_;
+  // Namespaces and loops, held until the render ends: released one by one then, a chain
+  // of them never unwinds recursively.
+  std::vector<std::shared_ptr<ObjectData>> objects_;
 };
 
 // Binary operators with Python's semantics (+ on strings and lists, floor division,
-// modulo with the divisor's sign, str % args, ...).
-Value binary_operation(BinaryOp op, const Value& a, const Value& b, size_t max_bytes);
+// modulo with the divisor's sign, str % args, ...), the result charged to `budget`.
+Value binary_operation(BinaryOp op, const Value& a, const Value& b, RenderBudget& budget);
 
 // `item in container`.
-bool contains(const Value& container, const Value& item);
+bool contains(const Value& container, const Value& item, RenderBudget& budget);
 
 }  // namespace glass::jinja

@@ -38,7 +38,7 @@ Value from_json_at(const OrderedJson& json, int depth) {
       Dict d;
       for (const auto& [key, item] : json.items()) {
         if (!is_valid_utf8(key)) fail("JSON key is not valid UTF-8");
-        d.set(Value::string(key), from_json_at(item, depth + 1));
+        d.set(std::string_view(key), from_json_at(item, depth + 1));
       }
       return Value::dict(std::move(d));
     }
@@ -46,10 +46,12 @@ Value from_json_at(const OrderedJson& json, int depth) {
   }
 }
 
-void append_json_string(std::string& out, std::string_view s, bool ensure_ascii) {
+// Stops (returning false) once `out` is longer than `max_bytes`.
+bool append_json_string(std::string& out, std::string_view s, bool ensure_ascii, size_t max_bytes) {
   out += '"';
   char buf[16];
   for (size_t i = 0; i < s.size();) {
+    if (out.size() > max_bytes) return false;
     const size_t start = i;
     const char32_t c = next_code_point(s, i);
     switch (c) {
@@ -76,6 +78,7 @@ void append_json_string(std::string& out, std::string_view s, bool ensure_ascii)
     }
   }
   out += '"';
+  return out.size() <= max_bytes;
 }
 
 std::string float_json(double d) {
@@ -84,20 +87,24 @@ std::string float_json(double d) {
   return python_float_repr(d);
 }
 
+// Writes one value; past the string budget, its error. Each value written is a step of
+// work, each string scanned is charged as read.
 class JsonWriter {
  public:
-  JsonWriter(std::string& out, const JsonDumpOptions& o) : out_(out), o_(o) {
+  JsonWriter(std::string& out, const JsonDumpOptions& o, RenderBudget& budget)
+      : out_(out), o_(o), budget_(budget), max_bytes_(budget.limits().max_string_bytes) {
     item_separator_ = o.item_separator ? *o.item_separator : (o.indent ? "," : ", ");
   }
 
   void write(const Value& v, int level) {
     if (level > kMaxValueDepth + 2) fail("value nested too deeply for tojson");
+    budget_.charge_work(1);
     switch (v.kind()) {
       case Value::Kind::None: out_ += "null"; return;
       case Value::Kind::Bool: out_ += v.as_bool() ? "true" : "false"; return;
       case Value::Kind::Int: out_ += std::to_string(v.as_int()); return;
       case Value::Kind::Float: out_ += float_json(v.as_float()); return;
-      case Value::Kind::String: append_json_string(out_, v.as_string(), o_.ensure_ascii); return;
+      case Value::Kind::String: string(v.as_string()); return;
       case Value::Kind::List:
         if (v.is_sequence_list()) {
           write_list(v.as_list().items, level);
@@ -111,8 +118,19 @@ class JsonWriter {
   }
 
  private:
+  void string(std::string_view s) {
+    budget_.charge_scan(s.size());
+    if (!append_json_string(out_, s, o_.ensure_ascii, max_bytes_)) budget_.check_string_size(out_.size());
+  }
+
+  void text(std::string_view t) {
+    budget_.check_string_size(uint64_t{out_.size()} + t.size());
+    out_ += t;
+  }
+
   void newline(int level) {
     if (!o_.indent) return;
+    budget_.check_string_size(uint64_t{out_.size()} + 1 + uint64_t{o_.indent->size()} * static_cast<uint64_t>(level));
     out_ += '\n';
     for (int i = 0; i < level; ++i) out_ += *o_.indent;
   }
@@ -124,7 +142,7 @@ class JsonWriter {
     }
     out_ += '[';
     for (size_t i = 0; i < items.size(); ++i) {
-      if (i > 0) out_ += item_separator_;
+      if (i > 0) text(item_separator_);
       newline(level + 1);
       write(items[i], level + 1);
     }
@@ -148,17 +166,18 @@ class JsonWriter {
       out_ += "{}";
       return;
     }
+    budget_.charge_memory(uint64_t{d.size()} * sizeof(void*));
     std::vector<const std::pair<Value, Value>*> entries;
     for (const auto& e : d.entries()) entries.push_back(&e);
     if (o_.sort_keys)
       std::stable_sort(entries.begin(), entries.end(),
-                       [](const auto* a, const auto* b) { return compare(a->first, b->first, "<") < 0; });
+                       [this](const auto* a, const auto* b) { return compare(a->first, b->first, "<", budget_) < 0; });
     out_ += '{';
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (i > 0) out_ += item_separator_;
+      if (i > 0) text(item_separator_);
       newline(level + 1);
-      append_json_string(out_, key_text(entries[i]->first), o_.ensure_ascii);
-      out_ += o_.key_separator;
+      string(key_text(entries[i]->first));
+      text(o_.key_separator);
       write(entries[i]->second, level + 1);
     }
     newline(level);
@@ -167,6 +186,8 @@ class JsonWriter {
 
   std::string& out_;
   const JsonDumpOptions& o_;
+  RenderBudget& budget_;
+  const size_t max_bytes_;
   std::string item_separator_;
 };
 
@@ -174,9 +195,10 @@ class JsonWriter {
 
 Value value_from_json(const OrderedJson& json) { return from_json_at(json, 0); }
 
-std::string python_json_dumps(const Value& value, const JsonDumpOptions& options) {
+std::string python_json_dumps(const Value& value, const JsonDumpOptions& options, RenderBudget& budget) {
   std::string out;
-  JsonWriter(out, options).write(value, 0);
+  JsonWriter(out, options, budget).write(value, 0);
+  budget.charge_string(out.size());
   return out;
 }
 

@@ -26,7 +26,8 @@ struct JsonDumpOptions {
   bool sort_keys = false;
 };
 
-// json.dumps(value, ...) with Python's formatting of floats, escapes and separators.
-std::string python_json_dumps(const Value& value, const JsonDumpOptions& options);
+// json.dumps(value, ...) with Python's formatting of floats, escapes and separators. The
+// text is checked against the string budget as it grows and charged to `budget`.
+std::string python_json_dumps(const Value& value, const JsonDumpOptions& options, RenderBudget& budget);
 
 }  // namespace glass::jinja

@@ -1,5 +1,8 @@
 #include "chat/jinja_text.h"
 
+#include <algorithm>
+#include <functional>
+
 #include <utf8proc.h>
 
 #include "base/error.h"
@@ -72,6 +75,19 @@ size_t code_point_count(std::string_view s) {
   return n;
 }
 
+size_t code_point_offset(std::string_view s, size_t index, size_t count) {
+  if (index >= count) return s.size();
+  size_t pos = 0;
+  if (index <= count / 2) {
+    for (size_t seen = 0;; ++pos)
+      if ((static_cast<unsigned char>(s[pos]) & 0xC0) != 0x80 && seen++ == index) return pos;
+  }
+  pos = s.size();
+  for (size_t left = count - index; left > 0;)
+    if ((static_cast<unsigned char>(s[--pos]) & 0xC0) != 0x80) --left;
+  return pos;
+}
+
 std::vector<size_t> code_point_offsets(std::string_view s) {
   std::vector<size_t> offsets;
   offsets.reserve(s.size() + 1);
@@ -94,12 +110,22 @@ size_t python_space_length(std::string_view s, size_t pos) {
 
 namespace {
 
-bool in_chars(char32_t c, const std::optional<std::string_view>& chars) {
-  if (!chars) return is_python_space(c);
-  for (size_t i = 0; i < chars->size();)
-    if (next_code_point(*chars, i) == c) return true;
-  return false;
-}
+// The code points to strip, sorted, so that each test costs O(log m) whatever `chars`.
+class StripSet {
+ public:
+  explicit StripSet(const std::optional<std::string_view>& chars) : whitespace_(!chars) {
+    if (!chars) return;
+    for (size_t i = 0; i < chars->size();) set_.push_back(next_code_point(*chars, i));
+    std::sort(set_.begin(), set_.end());
+  }
+  bool contains(char32_t c) const {
+    return whitespace_ ? is_python_space(c) : std::binary_search(set_.begin(), set_.end(), c);
+  }
+
+ private:
+  bool whitespace_;
+  std::vector<char32_t> set_;
+};
 
 // The code point that ends just before byte `end`.
 char32_t previous_code_point(std::string_view s, size_t& end) {
@@ -159,18 +185,19 @@ void append_title(std::string& out, char32_t c) {
 }  // namespace
 
 std::string_view python_strip(std::string_view s, bool left, bool right, const std::optional<std::string_view>& chars) {
+  const StripSet strip(chars);
   size_t begin = 0, end = s.size();
   if (left) {
     while (begin < end) {
       size_t next = begin;
-      if (!in_chars(next_code_point(s, next), chars)) break;
+      if (!strip.contains(next_code_point(s, next))) break;
       begin = next;
     }
   }
   if (right) {
     while (end > begin) {
       size_t prev = end;
-      if (!in_chars(previous_code_point(s, prev), chars)) break;
+      if (!strip.contains(previous_code_point(s, prev))) break;
       end = prev;
     }
   }
@@ -277,15 +304,60 @@ bool python_is_lower(std::string_view s) { return cased_test(s, false); }
 
 bool is_python_word(char32_t c) { return c == '_' || is_python_alpha(c) || is_python_numeric(c); }
 
+namespace {
+
+// The pieces of a split, each charged to the budget (when there is one) before it is made.
+class Parts {
+ public:
+  explicit Parts(RenderBudget* budget) : budget_(budget) {}
+  void emplace_back(std::string_view part) {
+    if (budget_ != nullptr) {
+      budget_->check_list_size(parts_.size() + 1);
+      budget_->charge_string(part.size());
+    }
+    parts_.emplace_back(part);
+  }
+  void reverse() { std::reverse(parts_.begin(), parts_.end()); }
+  std::vector<std::string> take() { return std::move(parts_); }
+
+ private:
+  RenderBudget* budget_;
+  std::vector<std::string> parts_;
+};
+
+// Needles up to this long are searched with std::string_view::find (a memchr for the
+// first byte, then a compare): at worst this many byte compares per text byte.
+constexpr size_t kShortNeedle = 16;
+
+}  // namespace
+
+size_t find_text(std::string_view s, std::string_view needle, size_t from) {
+  if (needle.size() <= kShortNeedle || from > s.size()) return s.find(needle, from);
+  const auto hay = s.substr(from);
+  const auto it = std::search(hay.begin(), hay.end(), std::boyer_moore_searcher(needle.begin(), needle.end()));
+  return it == hay.end() ? std::string_view::npos : from + static_cast<size_t>(it - hay.begin());
+}
+
+size_t rfind_text(std::string_view s, std::string_view needle, size_t from) {
+  if (needle.size() <= kShortNeedle || needle.size() > s.size()) return s.rfind(needle, from);
+  // The last match starting at or before `from`: search backwards from its end.
+  const size_t end = from >= s.size() ? s.size() : std::min(s.size(), from + needle.size());
+  const auto hay = s.substr(0, end);
+  const auto it = std::search(hay.rbegin(), hay.rend(), std::boyer_moore_searcher(needle.rbegin(), needle.rend()));
+  if (it == hay.rend()) return std::string_view::npos;
+  return static_cast<size_t>(hay.rend() - it) - needle.size();
+}
+
 std::vector<std::string> python_split(std::string_view s, const std::optional<std::string_view>& sep, int64_t maxsplit,
-                                      bool from_right) {
-  std::vector<std::string> parts;
+                                      bool from_right, RenderBudget* budget) {
+  Parts parts(budget);
   if (sep && sep->empty()) fail("empty separator");
   if (!sep) {
     // Runs of whitespace separate; leading and trailing whitespace yields nothing.
     std::vector<std::pair<size_t, size_t>> words;
     size_t i = 0;
     while (i < s.size()) {
+      if (budget != nullptr) budget->check_list_size(words.size() + 1);
       size_t ws;
       while (i < s.size() && (ws = python_space_length(s, i)) > 0) i += ws;
       if (i >= s.size()) break;
@@ -295,7 +367,7 @@ std::vector<std::string> python_split(std::string_view s, const std::optional<st
     }
     if (maxsplit < 0 || words.size() <= static_cast<size_t>(maxsplit) + 1) {
       for (auto [a, b] : words) parts.emplace_back(s.substr(a, b - a));
-      return parts;
+      return parts.take();
     }
     const size_t keep = static_cast<size_t>(maxsplit);
     if (!from_right) {
@@ -308,10 +380,13 @@ std::vector<std::string> python_split(std::string_view s, const std::optional<st
       for (size_t w = first_kept; w < words.size(); ++w)
         parts.emplace_back(s.substr(words[w].first, words[w].second - words[w].first));
     }
-    return parts;
+    return parts.take();
   }
   std::vector<size_t> hits;
-  for (size_t at = s.find(*sep); at != std::string_view::npos; at = s.find(*sep, at + sep->size())) hits.push_back(at);
+  for (size_t at = find_text(s, *sep); at != std::string_view::npos; at = find_text(s, *sep, at + sep->size())) {
+    if (budget != nullptr) budget->check_list_size(hits.size() + 2);
+    hits.push_back(at);
+  }
   size_t use = hits.size();
   if (maxsplit >= 0 && static_cast<size_t>(maxsplit) < use) use = static_cast<size_t>(maxsplit);
   if (!from_right) {
@@ -328,25 +403,24 @@ std::vector<std::string> python_split(std::string_view s, const std::optional<st
     size_t end = s.size();
     while (right_hits.size() < use) {
       if (end < sep->size()) break;
-      const size_t at = s.rfind(*sep, end - sep->size());
+      const size_t at = rfind_text(s, *sep, end - sep->size());
       if (at == std::string_view::npos) break;
       right_hits.push_back(at);
       end = at;
     }
     size_t stop = s.size();
-    std::vector<std::string> reversed;
     for (size_t at : right_hits) {
-      reversed.emplace_back(s.substr(at + sep->size(), stop - at - sep->size()));
+      parts.emplace_back(s.substr(at + sep->size(), stop - at - sep->size()));
       stop = at;
     }
-    reversed.emplace_back(s.substr(0, stop));
-    parts.assign(reversed.rbegin(), reversed.rend());
+    parts.emplace_back(s.substr(0, stop));
+    parts.reverse();
   }
-  return parts;
+  return parts.take();
 }
 
-std::vector<std::string> python_splitlines(std::string_view s, bool keepends) {
-  std::vector<std::string> lines;
+std::vector<std::string> python_splitlines(std::string_view s, bool keepends, RenderBudget* budget) {
+  Parts lines(budget);
   size_t start = 0, i = 0;
   while (i < s.size()) {
     const size_t at = i;
@@ -359,7 +433,7 @@ std::vector<std::string> python_splitlines(std::string_view s, bool keepends) {
     start = i;
   }
   if (start < s.size()) lines.emplace_back(s.substr(start));
-  return lines;
+  return lines.take();
 }
 
 std::string python_replace(std::string_view s, std::string_view old, std::string_view replacement, int64_t count) {
@@ -383,7 +457,8 @@ std::string python_replace(std::string_view s, std::string_view old, std::string
     return out;
   }
   size_t start = 0;
-  for (size_t at = s.find(old); at != std::string_view::npos && (count < 0 || done < count); at = s.find(old, start)) {
+  for (size_t at = find_text(s, old); at != std::string_view::npos && (count < 0 || done < count);
+       at = find_text(s, old, start)) {
     out.append(s.substr(start, at - start));
     out.append(replacement);
     start = at + old.size();
@@ -391,6 +466,23 @@ std::string python_replace(std::string_view s, std::string_view old, std::string
   }
   out.append(s.substr(start));
   return out;
+}
+
+uint64_t python_replace_size(std::string_view s, std::string_view old, std::string_view replacement, int64_t count) {
+  uint64_t hits = 0;
+  if (old.empty()) {
+    hits = code_point_count(s) + 1;
+  } else {
+    for (size_t at = find_text(s, old); at != std::string_view::npos && (count < 0 || hits < static_cast<uint64_t>(count));
+         at = find_text(s, old, at + old.size()))
+      ++hits;
+  }
+  if (count >= 0) hits = std::min(hits, static_cast<uint64_t>(count));
+  // Saturates past 2^64: the string budget refuses it either way.
+  uint64_t added;
+  if (__builtin_mul_overflow(hits, static_cast<uint64_t>(replacement.size()), &added)) return UINT64_MAX;
+  const uint64_t kept = s.size() - hits * old.size();
+  return added > UINT64_MAX - kept ? UINT64_MAX : kept + added;
 }
 
 }  // namespace glass::jinja

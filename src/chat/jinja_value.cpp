@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "chat/jinja_text.h"
 
@@ -47,27 +48,73 @@ int compare_int_float(int64_t i, double f) {
 
 }  // namespace
 
-const Value* Dict::find(const Value& key) const {
-  if (key.is_string()) return find(std::string_view(key.as_string()));
-  for (const auto& [k, v] : entries_)
-    if (equals(k, key)) return &v;
-  return nullptr;
+namespace {
+
+// Dicts this small are scanned; larger ones keep an index.
+constexpr size_t kDictScanLimit = 16;
+
+// Compares a key found by its hash with the one looked up. The cost is what hashing the
+// looked-up key cost (it walked the same items), which its caller charged.
+bool same_key(const Value& a, const Value& b);
+
+}  // namespace
+
+std::optional<size_t> Dict::position(const Value& key, uint64_t hash) const {
+  if (index_.empty()) {
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (hashes_[i] == hash && same_key(entries_[i].first, key)) return i;
+    return std::nullopt;
+  }
+  const auto [begin, end] = index_.equal_range(hash);
+  for (auto it = begin; it != end; ++it)
+    if (same_key(entries_[it->second].first, key)) return it->second;
+  return std::nullopt;
+}
+
+std::optional<size_t> Dict::position(std::string_view key, uint64_t hash) const {
+  auto matches = [&](size_t i) { return entries_[i].first.is_string() && entries_[i].first.as_string() == key; };
+  if (index_.empty()) {
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (hashes_[i] == hash && matches(i)) return i;
+    return std::nullopt;
+  }
+  const auto [begin, end] = index_.equal_range(hash);
+  for (auto it = begin; it != end; ++it)
+    if (matches(it->second)) return it->second;
+  return std::nullopt;
+}
+
+const Value* Dict::find(const Value& key, uint64_t hash) const {
+  const auto i = position(key, hash);
+  return i ? &entries_[*i].second : nullptr;
 }
 
 const Value* Dict::find(std::string_view key) const {
-  for (const auto& [k, v] : entries_)
-    if (k.is_string() && k.as_string() == key) return &v;
-  return nullptr;
+  const auto i = position(key, hash_string(key));
+  return i ? &entries_[*i].second : nullptr;
 }
 
-void Dict::set(Value key, Value value) {
-  for (auto& [k, v] : entries_) {
-    if (equals(k, key)) {
-      v = std::move(value);
-      return;
-    }
+void Dict::set(Value key, uint64_t hash, Value value) {
+  if (const auto i = position(key, hash)) {
+    entries_[*i].second = std::move(value);
+    return;
   }
   entries_.emplace_back(std::move(key), std::move(value));
+  hashes_.push_back(hash);
+  if (!index_.empty()) {
+    index_.emplace(hash, entries_.size() - 1);
+  } else if (entries_.size() > kDictScanLimit) {
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(hashes_[i], i);
+  }
+}
+
+void Dict::set(std::string_view key, Value value) {
+  const uint64_t hash = hash_string(key);
+  if (const auto i = position(key, hash)) {
+    entries_[*i].second = std::move(value);
+    return;
+  }
+  set(Value::string(std::string(key)), hash, std::move(value));
 }
 
 Value Value::undefined(std::string hint) {
@@ -131,8 +178,10 @@ Value Value::object(std::shared_ptr<ObjectData> o) {
   return v;
 }
 
-Value Value::callable(std::string name, std::string type_name, NativeFunction fn) {
+Value Value::callable(std::string name, std::string type_name, NativeFunction fn, int depth) {
   Value v;
+  v.depth_ = depth;
+  check_depth(depth);
   v.data_ = std::make_shared<const Callable>(Callable{std::move(name), std::move(type_name), std::move(fn)});
   return v;
 }
@@ -252,13 +301,14 @@ std::string python_float_repr(double d) {
   return out;
 }
 
-void append_string_repr(std::string& out, std::string_view s) {
+bool append_string_repr(std::string& out, std::string_view s, size_t max_bytes) {
   const bool has_single = s.find('\'') != std::string_view::npos;
   const bool has_double = s.find('"') != std::string_view::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   out += quote;
   char buf[16];
   for (size_t i = 0; i < s.size();) {
+    if (out.size() > max_bytes) return false;
     const size_t start = i;
     const char32_t c = next_code_point(s, i);
     if (c == static_cast<char32_t>(quote) || c == '\\') {
@@ -280,92 +330,149 @@ void append_string_repr(std::string& out, std::string_view s) {
     }
   }
   out += quote;
+  return out.size() <= max_bytes;
 }
+
+void append_string_repr(std::string& out, std::string_view s) { append_string_repr(out, s, SIZE_MAX); }
 
 namespace {
 
-void append_value(std::string& out, const Value& v, bool as_repr, int depth) {
-  if (depth > kMaxValueDepth + 2) fail("value nested too deeply to print");
-  switch (v.kind()) {
-    case Value::Kind::Undefined:
-      if (as_repr) out += "Undefined";
-      return;
-    case Value::Kind::None: out += "None"; return;
-    case Value::Kind::Bool: out += v.as_bool() ? "True" : "False"; return;
-    case Value::Kind::Int: out += std::to_string(v.as_int()); return;
-    case Value::Kind::Float: out += python_float_repr(v.as_float()); return;
-    case Value::Kind::String:
-      if (as_repr) append_string_repr(out, v.as_string());
-      else out += v.as_string();
-      return;
-    case Value::Kind::List: {
-      const ListData& l = v.as_list();
-      if (l.kind == ListKind::Iterator) {
-        out += "<" + l.iterator_type + " object>";
+// Writes str() or repr() into `out`, up to `limit` bytes in all: shared structure (a list
+// that holds one list twice, nested) prints exponentially long, so the printer stops
+// there. With a budget, passing the limit is the string budget's error; without one (for
+// messages), the text is cut and ends in "...".
+class Printer {
+ public:
+  Printer(std::string& out, size_t limit, RenderBudget* budget) : out_(out), limit_(limit), budget_(budget) {}
+
+  bool cut() const { return cut_; }
+
+  void print(const Value& v, bool as_repr, int depth) {
+    if (cut_) return;
+    if (depth > kMaxValueDepth + 2) fail("value nested too deeply to print");
+    switch (v.kind()) {
+      case Value::Kind::Undefined:
+        if (as_repr) text("Undefined");
         return;
-      }
-      if (l.kind == ListKind::View) {
-        // dict_items([('a', 1)])
-        out += l.iterator_type + "([";
-        for (size_t i = 0; i < l.items.size(); ++i) {
-          if (i > 0) out += ", ";
-          append_value(out, l.items[i], true, depth + 1);
+      case Value::Kind::None: text("None"); return;
+      case Value::Kind::Bool: text(v.as_bool() ? "True" : "False"); return;
+      case Value::Kind::Int: text(std::to_string(v.as_int())); return;
+      case Value::Kind::Float: text(python_float_repr(v.as_float())); return;
+      case Value::Kind::String: string(v.as_string(), as_repr); return;
+      case Value::Kind::List: {
+        const ListData& l = v.as_list();
+        if (l.kind == ListKind::Iterator) {
+          text("<" + l.iterator_type + " object>");
+          return;
         }
-        out += "])";
+        const bool tuple = l.kind == ListKind::Tuple;
+        // dict_items([('a', 1)])
+        if (l.kind == ListKind::View) text(l.iterator_type + "([");
+        else text(tuple ? "(" : "[");
+        for (size_t i = 0; i < l.items.size() && !cut_; ++i) {
+          if (i > 0) text(", ");
+          print(l.items[i], true, depth + 1);
+        }
+        if (l.kind == ListKind::View) {
+          text("])");
+          return;
+        }
+        if (tuple && l.items.size() == 1) text(",");
+        text(tuple ? ")" : "]");
         return;
       }
-      const bool tuple = l.kind == ListKind::Tuple;
-      out += tuple ? '(' : '[';
-      for (size_t i = 0; i < l.items.size(); ++i) {
-        if (i > 0) out += ", ";
-        append_value(out, l.items[i], true, depth + 1);
-      }
-      if (tuple && l.items.size() == 1) out += ',';
-      out += tuple ? ')' : ']';
-      return;
-    }
-    case Value::Kind::Dict: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, value] : v.as_dict().entries()) {
-        if (!first) out += ", ";
-        first = false;
-        append_value(out, key, true, depth + 1);
-        out += ": ";
-        append_value(out, value, true, depth + 1);
-      }
-      out += '}';
-      return;
-    }
-    case Value::Kind::Object: {
-      const ObjectData& o = v.as_object();
-      if (o.kind == ObjectKind::Loop) {
-        out += "<LoopContext>";
+      case Value::Kind::Dict: dict(v.as_dict(), depth); return;
+      case Value::Kind::Object: {
+        const ObjectData& o = v.as_object();
+        if (o.kind == ObjectKind::Loop) {
+          text("<LoopContext>");
+          return;
+        }
+        text("<Namespace ");
+        dict(o.attributes, depth + 1);
+        text(">");
         return;
       }
-      out += "<Namespace ";
-      append_value(out, Value::dict(o.attributes), true, depth + 1);
-      out += '>';
-      return;
-    }
-    case Value::Kind::Callable: {
-      const Callable& c = v.as_callable();
-      if (c.type_name == "Macro") {
-        out += "<Macro ";
-        append_string_repr(out, c.name);
-        out += '>';
-      } else {
-        out += "<built-in method " + c.name + ">";
+      case Value::Kind::Callable: {
+        const Callable& c = v.as_callable();
+        if (c.type_name == "Macro") {
+          text("<Macro ");
+          string(c.name, true);
+          text(">");
+        } else {
+          text("<built-in method " + c.name + ">");
+        }
+        return;
       }
-      return;
     }
   }
-}
 
-bool list_equals(const ListData& a, const ListData& b, int depth);
+ private:
+  void dict(const Dict& d, int depth) {
+    text("{");
+    bool first = true;
+    for (const auto& [key, value] : d.entries()) {
+      if (cut_) return;
+      if (!first) text(", ");
+      first = false;
+      print(key, true, depth + 1);
+      text(": ");
+      print(value, true, depth + 1);
+    }
+    text("}");
+  }
 
-bool equals_at(const Value& a, const Value& b, int depth) {
+  // The longest prefix of `t` of at most `n` bytes that ends at a character boundary.
+  static size_t boundary(std::string_view t, size_t n) {
+    if (n >= t.size()) return t.size();
+    while (n > 0 && (static_cast<unsigned char>(t[n]) & 0xC0) == 0x80) --n;
+    return n;
+  }
+
+  size_t room() const { return limit_ > out_.size() ? limit_ - out_.size() : 0; }
+
+  // Past the limit: the string budget's error, or, for a message, what fits and "...".
+  void overflow(std::string_view t) {
+    if (budget_ != nullptr) budget_->check_string_size(uint64_t{out_.size()} + t.size());
+    out_.append(t.substr(0, boundary(t, room())));
+    out_ += "...";
+    cut_ = true;
+  }
+
+  void text(std::string_view t) {
+    if (cut_) return;
+    if (t.size() <= room()) out_.append(t);
+    else overflow(t);
+  }
+
+  void string(const std::string& s, bool as_repr) {
+    if (!as_repr) {
+      text(s);
+      return;
+    }
+    // Escapes only lengthen the text, and a repr stops once past the limit, so a long
+    // string costs no more than the room left.
+    const size_t before = out_.size(), fits = room();
+    if (append_string_repr(out_, s, limit_)) return;
+    const size_t reached = out_.size();
+    out_.resize(before + boundary(std::string_view(out_).substr(before), fits));
+    if (budget_ != nullptr) budget_->check_string_size(reached);
+    out_ += "...";
+    cut_ = true;
+  }
+
+  std::string& out_;
+  const size_t limit_;
+  RenderBudget* const budget_;
+  bool cut_ = false;
+};
+
+bool list_equals(const ListData& a, const ListData& b, int depth, RenderBudget* budget);
+
+// `budget` null: only for keys whose hash (which walked them as far) was charged.
+bool equals_at(const Value& a, const Value& b, int depth, RenderBudget* budget) {
   if (depth > kMaxValueDepth + 2) fail("values nested too deeply to compare");
+  if (budget != nullptr) budget->charge_work(1);
   if (a.is_number() && b.is_number()) {
     if (is_integral(a) && is_integral(b)) return a.to_int() == b.to_int();
     if (a.is_float() && b.is_float()) return a.as_float() == b.as_float();
@@ -376,21 +483,24 @@ bool equals_at(const Value& a, const Value& b, int depth) {
   switch (a.kind()) {
     case Value::Kind::Undefined:
     case Value::Kind::None: return true;
-    case Value::Kind::String: return a.as_string() == b.as_string();
+    case Value::Kind::String:
+      if (a.as_string().size() != b.as_string().size()) return false;
+      if (budget != nullptr) budget->charge_scan(a.as_string().size());
+      return a.as_string() == b.as_string();
     case Value::Kind::List: {
       const ListData& la = a.as_list();
       const ListData& lb = b.as_list();
       if (la.kind != lb.kind) return false;
       if (la.kind == ListKind::Iterator || la.kind == ListKind::View) return &la == &lb;
-      return list_equals(la, lb, depth);
+      return list_equals(la, lb, depth, budget);
     }
     case Value::Kind::Dict: {
       const Dict& da = a.as_dict();
       const Dict& db = b.as_dict();
       if (da.size() != db.size()) return false;
-      for (const auto& [key, value] : da.entries()) {
-        const Value* other = db.find(key);
-        if (other == nullptr || !equals_at(value, *other, depth + 1)) return false;
+      for (size_t i = 0; i < da.size(); ++i) {
+        const Value* other = db.find(da.entries()[i].first, da.hash_at(i));
+        if (other == nullptr || !equals_at(da.entries()[i].second, *other, depth + 1, budget)) return false;
       }
       return true;
     }
@@ -398,16 +508,22 @@ bool equals_at(const Value& a, const Value& b, int depth) {
   }
 }
 
-bool list_equals(const ListData& a, const ListData& b, int depth) {
+bool list_equals(const ListData& a, const ListData& b, int depth, RenderBudget* budget) {
   if (a.items.size() != b.items.size()) return false;
   for (size_t i = 0; i < a.items.size(); ++i)
-    if (!equals_at(a.items[i], b.items[i], depth + 1)) return false;
+    if (!equals_at(a.items[i], b.items[i], depth + 1, budget)) return false;
   return true;
 }
 
+bool same_key(const Value& a, const Value& b) {
+  if (a.is_string() && b.is_string()) return a.as_string() == b.as_string();
+  return equals_at(a, b, 0, nullptr);
+}
+
 // 2 means unordered (a NaN is involved): every ordering comparison is false.
-int compare_at(const Value& a, const Value& b, std::string_view op, int depth) {
+int compare_at(const Value& a, const Value& b, std::string_view op, int depth, RenderBudget& budget) {
   if (depth > kMaxValueDepth + 2) fail("values nested too deeply to compare");
+  budget.charge_work(1);
   if (a.is_number() && b.is_number()) {
     if (is_integral(a) && is_integral(b)) {
       const int64_t x = a.to_int(), y = b.to_int();
@@ -425,6 +541,7 @@ int compare_at(const Value& a, const Value& b, std::string_view op, int depth) {
     return compare_int_float(a.to_int(), b.as_float());
   }
   if (a.is_string() && b.is_string()) {
+    budget.charge_scan(std::min(a.as_string().size(), b.as_string().size()));
     // UTF-8 byte order is code point order.
     const int r = a.as_string().compare(b.as_string());
     return r < 0 ? -1 : r > 0 ? 1 : 0;
@@ -433,7 +550,7 @@ int compare_at(const Value& a, const Value& b, std::string_view op, int depth) {
     const auto& x = a.as_list().items;
     const auto& y = b.as_list().items;
     for (size_t i = 0; i < x.size() && i < y.size(); ++i)
-      if (!equals_at(x[i], y[i], depth + 1)) return compare_at(x[i], y[i], op, depth + 1);
+      if (!equals_at(x[i], y[i], depth + 1, &budget)) return compare_at(x[i], y[i], op, depth + 1, budget);
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
   if (a.is_undefined()) fail_undefined(a);
@@ -441,33 +558,92 @@ int compare_at(const Value& a, const Value& b, std::string_view op, int depth) {
   fail("'", op, "' not supported between instances of '", type_name(a), "' and '", type_name(b), "'");
 }
 
+// splitmix64's finalizer: spreads the bits of an integer over the whole hash.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t hash_at(const Value& v, int depth, RenderBudget& budget) {
+  if (depth > kMaxValueDepth + 2) fail("value nested too deeply to hash");
+  budget.charge_work(1);
+  switch (v.kind()) {
+    case Value::Kind::Undefined: return 0x5bd1e995;
+    case Value::Kind::None: return 0x27d4eb2f;
+    case Value::Kind::Bool:
+    case Value::Kind::Int: return mix(static_cast<uint64_t>(v.to_int()));
+    case Value::Kind::Float: {
+      // Floats equal to an int hash as that int (1.0 == 1).
+      const double f = v.as_float();
+      if (std::isfinite(f) && f == std::trunc(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0)
+        return mix(static_cast<uint64_t>(static_cast<int64_t>(f)));
+      uint64_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      return mix(bits ^ 0x9e3779b97f4a7c15ULL);
+    }
+    case Value::Kind::String:
+      budget.charge_scan(v.as_string().size());
+      return hash_string(v.as_string());
+    case Value::Kind::List: {
+      const ListData& l = v.as_list();
+      if (l.kind == ListKind::List) break;
+      if (l.kind != ListKind::Tuple) return mix(reinterpret_cast<uintptr_t>(&l));
+      uint64_t h = mix(l.items.size() + 0x345678);
+      for (const Value& item : l.items) h = mix(h ^ hash_at(item, depth + 1, budget));
+      return h;
+    }
+    case Value::Kind::Dict: break;
+    default: return mix(reinterpret_cast<uintptr_t>(v.identity()));
+  }
+  fail("unhashable type: '", type_name(v), "'");
+}
+
 }  // namespace
 
-void append_str(std::string& out, const Value& v) { append_value(out, v, false, 0); }
-
-std::string to_str(const Value& v) {
-  if (v.is_string()) return v.as_string();
+std::string to_str(const Value& v, RenderBudget& budget) {
+  if (v.is_string()) {
+    budget.charge_string(v.as_string().size());
+    return v.as_string();
+  }
   std::string out;
-  append_value(out, v, false, 0);
+  append_str(out, v, budget);
   return out;
 }
 
-void append_repr(std::string& out, const Value& v) { append_value(out, v, true, 0); }
+void append_str(std::string& out, const Value& v, RenderBudget& budget) {
+  const size_t before = out.size();
+  Printer(out, budget.limits().max_string_bytes, &budget).print(v, false, 0);
+  budget.charge_append(out.size(), out.size() - before);
+}
 
-std::string repr(const Value& v) {
+std::string repr(const Value& v, RenderBudget& budget) {
   std::string out;
-  append_value(out, v, true, 0);
+  Printer(out, budget.limits().max_string_bytes, &budget).print(v, true, 0);
+  budget.charge_string(out.size());
   return out;
 }
 
-bool equals(const Value& a, const Value& b) { return equals_at(a, b, 0); }
+std::string repr_for_message(const Value& v, size_t max_bytes) {
+  std::string out;
+  Printer(out, max_bytes, nullptr).print(v, true, 0);
+  return out;
+}
 
-int compare(const Value& a, const Value& b, std::string_view op) { return compare_at(a, b, op, 0); }
+bool equals(const Value& a, const Value& b, RenderBudget& budget) { return equals_at(a, b, 0, &budget); }
 
-int64_t length(const Value& v) {
+int compare(const Value& a, const Value& b, std::string_view op, RenderBudget& budget) {
+  return compare_at(a, b, op, 0, budget);
+}
+
+int64_t length(const Value& v, RenderBudget& budget) {
   switch (v.kind()) {
     case Value::Kind::Undefined: return 0;
-    case Value::Kind::String: return static_cast<int64_t>(code_point_count(v.as_string()));
+    case Value::Kind::String:
+      budget.charge_scan(v.as_string().size());
+      return static_cast<int64_t>(code_point_count(v.as_string()));
     case Value::Kind::List:
       if (v.as_list().kind == ListKind::Iterator) break;
       return static_cast<int64_t>(v.as_list().items.size());
@@ -477,22 +653,28 @@ int64_t length(const Value& v) {
   fail("object of type '", type_name(v), "' has no len()");
 }
 
-std::vector<Value> iterate(const Value& v) {
+std::vector<Value> iterate(const Value& v, RenderBudget& budget) {
   switch (v.kind()) {
     case Value::Kind::Undefined: return {};
-    case Value::Kind::List: return v.as_list().items;
+    case Value::Kind::List:
+      budget.charge_list(v.as_list().items.size());
+      return v.as_list().items;
     case Value::Kind::Dict: {
+      budget.charge_list(v.as_dict().size());
       std::vector<Value> keys;
       keys.reserve(v.as_dict().size());
       for (const auto& entry : v.as_dict().entries()) keys.push_back(entry.first);
       return keys;
     }
     case Value::Kind::String: {
-      std::vector<Value> chars;
       const std::string& s = v.as_string();
+      budget.charge_scan(s.size());
+      budget.charge_list(code_point_count(s));
+      std::vector<Value> chars;
       for (size_t i = 0; i < s.size();) {
         const size_t start = i;
         next_code_point(s, i);
+        budget.charge_string(i - start);
         chars.push_back(Value::string(s.substr(start, i - start)));
       }
       return chars;
@@ -502,11 +684,8 @@ std::vector<Value> iterate(const Value& v) {
   fail("'", type_name(v), "' object is not iterable");
 }
 
-void require_hashable(const Value& key) {
-  if (key.is_dict() || (key.is_list() && key.as_list().kind == ListKind::List))
-    fail("unhashable type: '", type_name(key), "'");
-  if (key.is_list() && key.as_list().kind == ListKind::Tuple)
-    for (const Value& item : key.as_list().items) require_hashable(item);
-}
+uint64_t hash_value(const Value& key, RenderBudget& budget) { return hash_at(key, 0, budget); }
+
+uint64_t hash_string(std::string_view s) { return mix(std::hash<std::string_view>{}(s)); }
 
 }  // namespace glass::jinja

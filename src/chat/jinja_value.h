@@ -5,20 +5,26 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "base/error.h"
+#include "chat/jinja_budget.h"
 
 namespace glass::jinja {
 
 class Value;
 class Interpreter;
 
-// Deeper values are refused when built, so every recursive walk over a value is bounded.
+// Deeper values are refused when built, so every recursive walk over a value (and its
+// destruction) is bounded. Mutable objects (namespaces, loops) count as one level: the
+// render keeps them until it ends and then empties them one by one, so releasing what they
+// hold never recurses into another of them.
 inline constexpr int kMaxValueDepth = 200;
 
 struct CallArgs {
@@ -40,18 +46,30 @@ struct ListData {
   std::string iterator_type;  // Python's type name for iterators and views, e.g. "generator"
 };
 
-// An insertion-ordered dict with Python key equality (1 == 1.0 == True).
+// An insertion-ordered dict with Python key equality (1 == 1.0 == True), found by hash:
+// building one of n entries costs O(n), not O(n^2). `hash` arguments are hash_value(key).
 class Dict {
  public:
-  const Value* find(const Value& key) const;
+  const Value* find(const Value& key, uint64_t hash) const;
   const Value* find(std::string_view key) const;
   // Replaces the value of an existing key in place (keeping its position), else appends.
-  void set(Value key, Value value);
+  void set(Value key, uint64_t hash, Value value);
+  void set(std::string_view key, Value value);
   const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
+  uint64_t hash_at(size_t i) const { return hashes_[i]; }
   size_t size() const { return entries_.size(); }
 
  private:
+  struct Prehashed {
+    size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
+  };
+  std::optional<size_t> position(const Value& key, uint64_t hash) const;
+  std::optional<size_t> position(std::string_view key, uint64_t hash) const;
+
   std::vector<std::pair<Value, Value>> entries_;
+  std::vector<uint64_t> hashes_;
+  // Hash -> position in entries_, once the dict is too large to scan.
+  std::unordered_multimap<uint64_t, size_t, Prehashed> index_;
 };
 
 // Objects with attributes only: namespace() (assignable with `set ns.x = ...`) and the
@@ -94,7 +112,9 @@ class Value {
   static Value tuple(std::vector<Value> items) { return list(std::move(items), ListKind::Tuple); }
   static Value dict(Dict d);
   static Value object(std::shared_ptr<ObjectData> o);
-  static Value callable(std::string name, std::string type_name, NativeFunction fn);
+  // `depth`: 1 + the depth of a value the function holds (a bound method's object), so
+  // that chains of them are bounded like nested lists; 0 for one that holds none.
+  static Value callable(std::string name, std::string type_name, NativeFunction fn, int depth = 0);
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
   bool is_undefined() const { return kind() == Kind::Undefined; }
@@ -158,29 +178,37 @@ std::string type_name(const Value& v);
 
 bool truthy(const Value& v);
 
-// str(v) as Python prints it (undefined prints as nothing); repr(v).
-std::string to_str(const Value& v);
-void append_str(std::string& out, const Value& v);
-std::string repr(const Value& v);
-void append_repr(std::string& out, const Value& v);
+// str(v) as Python prints it (undefined prints as nothing); repr(v). The text is a new
+// string, charged to `budget`; building one longer than the string budget fails part way.
+std::string to_str(const Value& v, RenderBudget& budget);
+void append_str(std::string& out, const Value& v, RenderBudget& budget);
+std::string repr(const Value& v, RenderBudget& budget);
+// repr(v) cut after about `max_bytes` bytes (ending in "..."), for error messages and the
+// hints of undefined values: it costs O(max_bytes) whatever the value.
+std::string repr_for_message(const Value& v, size_t max_bytes = 200);
 
 // repr(float): the shortest round-tripping digits, exponent form below 1e-4 and from 1e16.
 std::string python_float_repr(double d);
 // repr(str): single quotes unless the text has ' and no ".
 void append_string_repr(std::string& out, std::string_view s);
+// The same, stopping once `out` is longer than `max_bytes`: false if it stopped.
+bool append_string_repr(std::string& out, std::string_view s, size_t max_bytes);
 
-// Python ==. Undefined equals undefined only.
-bool equals(const Value& a, const Value& b);
+// Python ==. Undefined equals undefined only. Charges a step per item compared.
+bool equals(const Value& a, const Value& b, RenderBudget& budget);
 // Python <, <=, >, >= between numbers, strings, or lists/tuples; otherwise TypeError
 // naming `op`. Returns <0, 0 or >0.
-int compare(const Value& a, const Value& b, std::string_view op);
+int compare(const Value& a, const Value& b, std::string_view op, RenderBudget& budget);
 
 // len(v) for strings (code points), lists, tuples, dicts; undefined has length 0.
-int64_t length(const Value& v);
+int64_t length(const Value& v, RenderBudget& budget);
 // The items iterating over `v` yields: list items, dict keys, string characters;
-// undefined yields nothing.
-std::vector<Value> iterate(const Value& v);
-// Python's hashability: what may be a dict key.
-void require_hashable(const Value& key);
+// undefined yields nothing. The copy is charged to `budget` before it is made.
+std::vector<Value> iterate(const Value& v, RenderBudget& budget);
+
+// Python's hash, consistent with equals(): what may be a dict key (unhashable types fail
+// as in Python). Tuples are walked, charging `budget`.
+uint64_t hash_value(const Value& key, RenderBudget& budget);
+uint64_t hash_string(std::string_view s);
 
 }  // namespace glass::jinja

@@ -149,6 +149,87 @@ size_t register_file(const std::string& path) {
   return cases.size();
 }
 
+// A long conversation as a chat server gets one: a system prompt, 20 tools, and 1000
+// messages of user turns, assistant turns with reasoning and tool calls, and tool results,
+// about 1.5 MB of text.
+OrderedJson long_conversation(OrderedJson& tools) {
+  tools = OrderedJson::array();
+  for (int t = 0; t < 20; ++t) {
+    OrderedJson properties = OrderedJson::object();
+    for (int p = 0; p < 6; ++p)
+      properties["param_" + std::to_string(p)] = {{"type", p % 2 ? "integer" : "string"},
+                                                  {"description", "Parameter " + std::to_string(p) + " of the tool."}};
+    tools.push_back({{"type", "function"},
+                     {"function",
+                      {{"name", "tool_" + std::to_string(t)},
+                       {"description", "Does task " + std::to_string(t) + " and reports what it found."},
+                       {"parameters", {{"type", "object"}, {"properties", properties}, {"required", {"param_0"}}}}}}});
+  }
+  auto text = [](const std::string& what, int i, size_t words) {
+    std::string s = what + " " + std::to_string(i) + ":";
+    for (size_t w = 0; w < words; ++w) s += " word" + std::to_string(w % 97) + (w % 13 == 12 ? ".\n" : "");
+    return s;
+  };
+  OrderedJson messages = OrderedJson::array();
+  messages.push_back({{"role", "system"}, {"content", text("You are a helpful assistant", 0, 300)}});
+  for (int turn = 0; messages.size() < 1000; ++turn) {
+    messages.push_back({{"role", "user"}, {"content", text("Question", turn, 200)}});
+    OrderedJson call = {{"type", "function"},
+                        {"function",
+                         {{"name", "tool_" + std::to_string(turn % 20)},
+                          {"arguments", {{"param_0", text("query", turn, 10)}, {"param_1", turn}}}}}};
+    messages.push_back({{"role", "assistant"},
+                        {"content", "<think>\n" + text("Reasoning", turn, 100) + "\n</think>\n\n" +
+                                        text("Let me look", turn, 20)},
+                        {"tool_calls", {call, call}}});
+    messages.push_back({{"role", "tool"}, {"content", text("Result", turn, 150)}});
+    messages.push_back({{"role", "tool"}, {"content", text("Result", turn, 150)}});
+    messages.push_back({{"role", "assistant"}, {"content", text("Answer", turn, 250)}});
+  }
+  return messages;
+}
+
+// Real templates on a long conversation with tools stay far below every budget: each
+// renders within a tenth of each default budget (call depth excepted: they use no macros).
+TEST(ChatTemplateBudgets, LongConversationsWithToolsUseATenthOfEachBudgetAtMost) {
+  OrderedJson tools;
+  const OrderedJson messages = long_conversation(tools);
+  const jinja::RenderLimits defaults;
+  jinja::RenderOptions tenth = fixture_options();
+  tenth.limits.max_output_bytes = defaults.max_output_bytes / 10;
+  tenth.limits.max_string_bytes = defaults.max_string_bytes / 10;
+  tenth.limits.max_items = defaults.max_items / 10;
+  tenth.limits.max_allocated_bytes = defaults.max_allocated_bytes / 10;
+  tenth.limits.max_work = defaults.max_work / 10;
+  tenth.limits.max_recursion_depth = defaults.max_recursion_depth / 10;
+  jinja::RenderUsage usage;
+  tenth.usage = &usage;
+  size_t rendered_templates = 0;
+  for (const auto& file : test::fixture_files("chat-templates")) {
+    const OrderedJson fixture = read_fixture(file);
+    for (const auto& [name, text] : fixture.at("templates").items()) {
+      if (name.find("Qwen") == std::string::npos) continue;  // Qwen2.5, Qwen3, QwQ, R1-Distill-Qwen
+      SCOPED_TRACE(name);
+      jinja::Variables vars = {{"messages", var(messages)}, {"tools", var(tools)},
+                               {"add_generation_prompt", jinja::Value::boolean(true)},
+                               {"bos_token", jinja::Value::string("<s>")}, {"eos_token", jinja::Value::string("</s>")}};
+      std::string rendered;
+      ASSERT_NO_THROW(rendered = jinja::Template::parse(text.get<std::string>(), name).render(vars, tenth));
+      EXPECT_NE(rendered.find("Answer 199: word0"), std::string::npos);
+      EXPECT_NE(rendered.find("tool_19"), std::string::npos);
+      std::printf("%s: %zu messages, output %llu bytes, largest string %llu bytes, largest list %llu items, "
+                  "allocated %llu bytes, work %llu steps, call depth %d, recursion depth %d\n",
+                  name.c_str(), messages.size(), static_cast<unsigned long long>(usage.output_bytes),
+                  static_cast<unsigned long long>(usage.largest_string_bytes),
+                  static_cast<unsigned long long>(usage.largest_list_items),
+                  static_cast<unsigned long long>(usage.allocated_bytes), static_cast<unsigned long long>(usage.work),
+                  usage.call_depth, usage.recursion_depth);
+      ++rendered_templates;
+    }
+  }
+  EXPECT_GE(rendered_templates, 2u);  // Qwen2.5 and Qwen3 at least
+}
+
 }  // namespace
 }  // namespace glass
 

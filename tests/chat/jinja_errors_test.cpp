@@ -176,23 +176,23 @@ TEST(JinjaLimits, LongTemplatesRenderInLinearTime) {
 
 TEST(JinjaLimits, RunawayRendersStop) {
   RenderOptions limits;  // smaller than the defaults, to keep the test quick
-  limits.max_iterations = 100000;
-  limits.max_output_bytes = size_t{1} << 20;
+  limits.limits.max_work = 1'000'000;
+  limits.limits.max_output_bytes = size_t{1} << 20;
   expect_errors({
       {"{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}", "line 1, column 21", "nested more than 64 calls deep"},
       {"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "line 1, column 29",
-       "loop iterations"},
+       "work budget of 1,000,000 steps"},
       {"{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
-       "line 1, column 75", "would exceed"},
+       "line 1, column 75", "string budget"},
       {"{% set ns = namespace(v=[]) %}{% for i in range(1000) %}{% set ns.v = [ns.v] %}{% endfor %}",
        "line 1, column 71", "nested more than 200 levels deep"},
       {"{{ range(1000000)|length }}", "line 1, column 9", "Range too big"},
-      {"{{ 'x' * 10000000000 }}", "line 1, column 8", "would exceed"},
+      {"{{ 'x' * 10000000000 }}", "line 1, column 8", "over the string budget of 16,777,216 bytes"},
   }, limits);
   RenderOptions small;
-  small.max_output_bytes = 1000;
+  small.limits.max_output_bytes = 1000;
   EXPECT_NE(thrown_error([&] { Template::parse("{% for i in range(2000) %}x{% endfor %}").render({}, small); })
-                .find("output exceeds 1000 bytes"),
+                .find("exceeds the output budget of 1,000 bytes"),
             std::string::npos);
 }
 
