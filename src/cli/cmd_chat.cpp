@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/generation_options.h"
 #include "cli/model_source.h"
@@ -73,7 +74,7 @@ Command add_chat_command(CLI::App& app) {
               if (interactive) {
                 std::cout << "> " << std::flush;
               }
-              if (!std::getline(std::cin, line)) break;
+              if (!read_line(std::cin, line, "stdin")) break;
               if (!line.empty() && line.back() == '\r') line.pop_back();
               if (line.empty()) continue;
               if (line == "/exit" || line == "/quit") break;

@@ -49,7 +49,7 @@ std::vector<int32_t> read_eos_ids(const Json& j, const std::string& path) {
   if (it == j.end() || it->is_null()) return {};
   auto one = [&](const Json& v) -> int32_t {
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
-      fail(path, ": field \"eos_token_id\" must be a token id or a list of token ids, got ", v.dump());
+      fail(path, ": field \"eos_token_id\" must be a token id or a list of token ids, got ", json_excerpt(v));
     return static_cast<int32_t>(v.get<int64_t>());
   };
   if (it->is_array()) {
@@ -64,7 +64,7 @@ std::vector<std::string> read_stop_strings(const Json& j, const std::string& pat
   auto it = j.find("stop_strings");
   if (it == j.end() || it->is_null()) return {};
   auto one = [&](const Json& v) {
-    if (!v.is_string()) fail(path, ": field \"stop_strings\" must be a string or a list of strings, got ", v.dump());
+    if (!v.is_string()) fail(path, ": field \"stop_strings\" must be a string or a list of strings, got ", json_excerpt(v));
     return v.get<std::string>();
   };
   if (it->is_array()) {

@@ -16,9 +16,6 @@ namespace glass {
 
 namespace {
 
-// Bigger files are refused before reading them (Qwen2.5's tokenizer.json is 7 MB).
-constexpr int64_t kMaxFileBytes = 1ll << 30;
-
 // Where in a file something is: the file, then a field path such as model.merges[3].
 struct Where {
   const std::string& source;
@@ -34,22 +31,18 @@ struct Where {
 
 enum class PathKind { kMissing, kFile, kDirectory, kOther };
 
-PathKind path_kind(const std::string& path, int64_t* size = nullptr) {
+PathKind path_kind(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return PathKind::kMissing;
-  if (size != nullptr) *size = static_cast<int64_t>(st.st_size);
   if (S_ISDIR(st.st_mode)) return PathKind::kDirectory;
   if (S_ISREG(st.st_mode)) return PathKind::kFile;
   return PathKind::kOther;
 }
 
+// Tokenizer files are JSON or text read whole: a regular file of at most
+// kMaxJsonFileBytes (a FIFO or a device is refused without blocking).
 std::string read_file_limited(const std::string& path) {
-  int64_t size = 0;
-  const PathKind kind = path_kind(path, &size);
-  if (kind == PathKind::kMissing) fail(path, ": no such file");
-  if (kind != PathKind::kFile) fail(path, ": not a regular file");
-  if (size > kMaxFileBytes) fail(path, ": ", size, " bytes is too large for a tokenizer file (limit ", kMaxFileBytes, ")");
-  return read_text_file(path);
+  return read_text_file(path, kMaxJsonFileBytes, "a tokenizer file");
 }
 
 const Json* field(const Json& obj, const char* name) {
@@ -62,12 +55,12 @@ const Json* field(const Json& obj, const char* name) {
 bool bool_field(const Json& obj, const char* name, bool fallback, const Where& w) {
   const Json* v = field(obj, name);
   if (v == nullptr) return fallback;
-  if (!v->is_boolean()) w.at(name).fail("must be true or false, got ", json_type_name(*v), " ", v->dump());
+  if (!v->is_boolean()) w.at(name).fail("must be true or false, got ", json_type_name(*v), " ", json_excerpt(*v));
   return v->get<bool>();
 }
 
 const std::string& string_value(const Json& v, const Where& w) {
-  if (!v.is_string()) w.fail("must be a string, got ", json_type_name(v), " ", v.dump());
+  if (!v.is_string()) w.fail("must be a string, got ", json_type_name(v), " ", json_excerpt(v));
   return v.get_ref<const std::string&>();
 }
 
@@ -92,10 +85,10 @@ const Json& array_field(const Json& obj, const char* name, const Where& w) {
 }
 
 int32_t token_id_value(const Json& v, const Where& w) {
-  if (!v.is_number_integer()) w.fail("a token id must be an integer, got ", json_type_name(v), " ", v.dump());
+  if (!v.is_number_integer()) w.fail("a token id must be an integer, got ", json_type_name(v), " ", json_excerpt(v));
   if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxTokenId)
                              : (v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxTokenId))
-    w.fail("token id ", v.dump(), " is out of range (0 to ", kMaxTokenId, ")");
+    w.fail("token id ", json_excerpt(v), " is out of range (0 to ", kMaxTokenId, ")");
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
@@ -227,7 +220,10 @@ class TokenizerJsonReader {
     return close();
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", e.what());
+    // nlohmann's message quotes the last token read, which may be a whole (long) string.
+    std::string what = e.what();
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", what);
     return false;
   }
 
@@ -238,9 +234,9 @@ class TokenizerJsonReader {
   bool scalar(Json v) {
     if (mode_ == Mode::kVocab) return vocab_entry(-2, v);
     if (mode_ == Mode::kMerges)
-      return stop(str_cat(where_merge(), ": must be \"a b\" or [\"a\", \"b\"], got ", json_type_name(v), " ", v.dump()));
+      return stop(str_cat(where_merge(), ": must be \"a b\" or [\"a\", \"b\"], got ", json_type_name(v), " ", json_excerpt(v)));
     if (mode_ == Mode::kMergePair)
-      return stop(str_cat(where_merge(), ": must be a pair of token strings, got ", json_type_name(v), " ", v.dump()));
+      return stop(str_cat(where_merge(), ": must be a pair of token strings, got ", json_type_name(v), " ", json_excerpt(v)));
     return value(std::move(v));
   }
   bool stop(const std::string& message) {
@@ -260,8 +256,8 @@ class TokenizerJsonReader {
   }
   bool vocab_entry(int64_t id, const Json& v) {
     if (id < 0) {
-      return stop(id == -1 ? str_cat(where_vocab(), ": token id ", v.dump(), " is out of range (0 to ", kMaxTokenId, ")")
-                           : str_cat(where_vocab(), ": a token id must be an integer, got ", json_type_name(v), " ", v.dump()));
+      return stop(id == -1 ? str_cat(where_vocab(), ": token id ", json_excerpt(v), " is out of range (0 to ", kMaxTokenId, ")")
+                           : str_cat(where_vocab(), ": a token id must be an integer, got ", json_type_name(v), " ", json_excerpt(v)));
     }
     if (!vocab.insert(vocab_key_, static_cast<int32_t>(id)))
       return stop(str_cat(where_vocab(), ": the token appears twice"));
@@ -294,7 +290,30 @@ class TokenizerJsonReader {
     }
     return true;
   }
-  bool open(Json container) { return value(std::move(container), true); }
+  bool open(Json container) {
+    // No deeper tree than any other JSON input (base/json_fields.h): error messages,
+    // copies and the Sequence parsers walk it recursively.
+    if (stack_.size() >= static_cast<size_t>(kMaxJsonDepth))
+      return stop(str_cat("JSON nested more than ", kMaxJsonDepth, " levels deep at ", nesting_path()));
+    return value(std::move(container), true);
+  }
+  // The keys down to the innermost open container ("[...]" for array items), cut short.
+  std::string nesting_path() const {
+    std::string p;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (p.size() > 80) {
+        p += "...";
+        break;
+      }
+      if (stack_[i]->is_array()) {
+        p += "[...]";
+      } else {
+        const std::string& k = i + 1 < keys_.size() ? keys_[i + 1] : key_;
+        p += (p.empty() ? "" : ".") + k.substr(0, 32);
+      }
+    }
+    return p;
+  }
   bool close() {
     stack_.pop_back();
     key_ = keys_.back();
@@ -313,8 +332,8 @@ class TokenizerJsonReader {
   int pair_count_ = 0;
 };
 
-void read_json(const std::string& text, TokenizerJsonReader& reader) {
-  const bool ok = Json::sax_parse(text, &reader, Json::input_format_t::json, true, false);
+void read_json(std::string_view text, TokenizerJsonReader& reader) {
+  const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &reader, Json::input_format_t::json, true, false);
   if (!ok) glass::fail(reader.error.empty() ? "not valid JSON" : reader.error);
 }
 
@@ -649,7 +668,7 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
   }
 
   Json config = Json::object();
-  if (path_kind(config_path) == PathKind::kFile) config = parse_json(read_file_limited(config_path), config_path);
+  if (path_kind(config_path) != PathKind::kMissing) config = parse_json(read_file_limited(config_path), config_path);
   const Where cw{config_path, ""};
   if (!config.is_object()) glass::fail(config_path, ": the top level must be an object");
   const std::string cls = string_field(config, "tokenizer_class", cw).value_or("Qwen2Tokenizer");
@@ -703,7 +722,7 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
 
 Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& source) {
   TokenizerJsonReader reader(source, {"model", "vocab"}, {"model", "merges"});
-  read_json(std::string(json_text), reader);
+  read_json(json_text, reader);
   return Tokenizer(model_from_json(reader, source));
 }
 
