@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 #include "chat/jinja_text.h"
 
@@ -35,10 +37,18 @@ Value from_json_at(const OrderedJson& json, int depth) {
       return Value::list(std::move(items));
     }
     case OrderedJson::value_t::object: {
+      // Keys are looked up in a hash index, not by Dict::set's scan (linear per key):
+      // a request may send 100,000 keys. A repeated key keeps its first position.
       Dict d;
-      for (const auto& [key, item] : json.items()) {
+      std::unordered_map<std::string_view, size_t> position;
+      position.reserve(json.size());
+      for (auto member = json.begin(); member != json.end(); ++member) {
+        const std::string& key = member.key();  // in `json`, which outlives the index
         if (!is_valid_utf8(key)) fail("JSON key is not valid UTF-8");
-        d.set(Value::string(key), from_json_at(item, depth + 1));
+        Value v = from_json_at(member.value(), depth + 1);
+        auto [it, inserted] = position.try_emplace(key, d.size());
+        if (inserted) d.append(Value::string(key), std::move(v));
+        else d.replace_at(it->second, std::move(v));
       }
       return Value::dict(std::move(d));
     }

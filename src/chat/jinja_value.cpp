@@ -70,6 +70,10 @@ void Dict::set(Value key, Value value) {
   entries_.emplace_back(std::move(key), std::move(value));
 }
 
+void Dict::append(Value key, Value value) { entries_.emplace_back(std::move(key), std::move(value)); }
+
+void Dict::replace_at(size_t i, Value value) { entries_[i].second = std::move(value); }
+
 Value Value::undefined(std::string hint) {
   Value v;
   v.data_ = UndefinedData{std::make_shared<const std::string>(std::move(hint))};

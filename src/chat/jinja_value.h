@@ -46,7 +46,12 @@ class Dict {
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;
   // Replaces the value of an existing key in place (keeping its position), else appends.
+  // Linear in the size: for building a large dict, see append() and replace_at().
   void set(Value key, Value value);
+  // Appends a key the caller knows is not in the dict yet (no lookup).
+  void append(Value key, Value value);
+  // Replaces the value of the i-th entry.
+  void replace_at(size_t i, Value value);
   const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
 
