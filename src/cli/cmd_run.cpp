@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "cli/commands.h"
@@ -151,8 +152,8 @@ Command add_run_command(CLI::App& app) {
             for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
             std::vector<int64_t> lengths;
             for (const auto& r : requests)
-              lengths.push_back(std::min<int64_t>(context, static_cast<int64_t>(r.prompt.size()) +
-                                                               params.max_new_tokens.value_or(context)));
+              lengths.push_back(std::min<int64_t>(
+                  context, saturating_add(static_cast<int64_t>(r.prompt.size()), params.max_new_tokens.value_or(context))));
             KVCache cache(c, kv, KVCache::capacity_for(lengths));
 
             // Models that think (their tokenizer has <think> tags) get their reasoning
