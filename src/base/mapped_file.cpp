@@ -192,14 +192,27 @@ std::atomic<unsigned> temp_counter{0};
 
 OutputFile::OutputFile(const std::string& path) : path_(path) {
   if (path.empty()) fail("output file: the path is empty");
-  target_ = follow_links(path);
+  // What the path names, all links followed (the kernel's way, magic links such as
+  // /dev/stdout -> /proc/self/fd/1 -> pipe:[...] included).
   struct stat st {};
-  const bool exists = ::stat(target_.c_str(), &st) == 0;
+  const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) fail(path, ": is a folder, not a file");
+  auto write_through = [&](int flags) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
+    if (fd_ < 0) fail(path, ": cannot open for writing: ", std::strerror(errno));
+  };
   if (exists && !S_ISREG(st.st_mode)) {
     // A device or a FIFO: written as it is, never replaced.
-    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(path, ": cannot open for writing: ", std::strerror(errno));
+    write_through(0);
+    return;
+  }
+  // A regular file (or none yet): the file at the end of the links is replaced.
+  target_ = follow_links(path);
+  struct stat target_st {};
+  if (exists && (::stat(target_.c_str(), &target_st) != 0 || target_st.st_dev != st.st_dev ||
+                 target_st.st_ino != st.st_ino)) {
+    // A link that names no path (/proc/self/fd/N of a deleted file): written through.
+    write_through(O_TRUNC);
     return;
   }
   const std::string folder = folder_of(target_);

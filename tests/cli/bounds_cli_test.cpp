@@ -57,6 +57,10 @@ TEST(CliBounds, LogitsOutputToAFifoIsWrittenThrough) {
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
   EXPECT_EQ(test::read_f32_file(tmp.file("got.f32")).size(), 151936u);
+  // /dev/stdout into a pipe: a link chain to "pipe:[...]", written through.
+  const auto piped = run_command(shell_quote(test::glass_binary()) + " logits --ids 9707 --out /dev/stdout | wc -c");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(std::stoll(piped.out), 151936 * 4) << piped.err;
 }
 
 // Issue 15 item 5: the embedding's padding rows past the tokenizer (151665..151935 for
