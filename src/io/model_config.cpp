@@ -96,12 +96,12 @@ RopeScaling parse_rope_scaling(const Json& j, const ModelConfig& c, double* thet
   } else if (*type == "yarn") {
     s.type = RopeScalingType::kYarn;
   } else {
-    refuse(where, ": rope_type \"", *type,
+    refuse(where, ": rope_type \"", text_excerpt(*type),
            "\" is not supported (glass implements \"default\", \"linear\" and \"yarn\"; dynamic, llama3, longrope "
            "and mrope are not)");
   }
   auto factor = json_number_opt(*scaling, "factor", where);
-  if (!factor) fail(where, ": field \"factor\" is missing; rope_type \"", *type, "\" needs the scaling factor (e.g. 4.0)");
+  if (!factor) fail(where, ": field \"factor\" is missing; rope_type \"", text_excerpt(*type), "\" needs the scaling factor (e.g. 4.0)");
   if (!(*factor > 0) || !std::isfinite(*factor)) fail(where, ": field \"factor\" must be a positive number, got ", *factor);
   s.factor = *factor;
   if (s.type != RopeScalingType::kYarn) return s;
@@ -260,10 +260,10 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
   for (const auto& a : kArchitectures)
     if (class_name == a.class_name) t = &a;
   if (t == nullptr)
-    refuse(source, ": architecture \"", class_name, "\" is not supported (glass runs ", supported_classes(), ")");
+    refuse(source, ": architecture \"", text_excerpt(class_name), "\" is not supported (glass runs ", supported_classes(), ")");
   c.architecture = t->architecture;
   if (auto mt = json_string_opt(j, "model_type", source); mt && *mt != t->model_type)
-    fail(source, ": field \"model_type\" is \"", *mt, "\" but architecture ", t->class_name, " has model_type \"",
+    fail(source, ": field \"model_type\" is \"", text_excerpt(*mt), "\" but architecture ", t->class_name, " has model_type \"",
          t->model_type, "\"");
 
   // Every size within ConfigLimits before anything it sizes exists.
@@ -323,7 +323,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
   c.rope_scaling = parse_rope_scaling(j, c, &c.rope_theta, source);
 
   if (auto act = json_string_opt(j, "hidden_act", source); act && *act != "silu")
-    refuse(source, ": hidden_act \"", *act, "\" is not supported (the Qwen family uses \"silu\")");
+    refuse(source, ": hidden_act \"", text_excerpt(*act), "\" is not supported (the Qwen family uses \"silu\")");
   if (json_bool_or(j, "use_sliding_window", false, source))
     refuse(source, ": field \"use_sliding_window\" is true; sliding-window attention is not supported");
   if (j.contains("quantization_config") && !j["quantization_config"].is_null())

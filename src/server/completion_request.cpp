@@ -109,7 +109,7 @@ std::string content_text(const OJson& content, const std::string& param) {
     const OJson* type = field(part, "type");
     if (type == nullptr || !type->is_string()) throw invalid_parameter(where + ".type", "'" + where + ".type' must be a string");
     if (type->get<std::string>() != "text")
-      throw invalid_parameter(where + ".type", str_cat("content parts of type '", type->get<std::string>(),
+      throw invalid_parameter(where + ".type", str_cat("content parts of type '", text_excerpt(type->get<std::string>()),
                                                        "' are not supported; only 'text' is"));
     const OJson* t = field(part, "text");
     if (t == nullptr || !t->is_string()) throw invalid_parameter(where + ".text", "'" + where + ".text' must be a string");
@@ -135,7 +135,7 @@ OJson parse_messages(const OJson& body) {
     std::string r = role->get<std::string>();
     if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool")
       throw invalid_parameter(where + ".role", str_cat("'", where, ".role' must be one of system, developer, user, ",
-                                                       "assistant, tool; got '", r, "'"));
+                                                       "assistant, tool; got '", text_excerpt(r), "'"));
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
     OJson out = m;
     out["role"] = r;
@@ -198,7 +198,7 @@ void refuse_unsupported(const OJson& body, Endpoint endpoint) {
     const OJson* type = field(*format, "type");
     if (type == nullptr || !type->is_string()) throw invalid_parameter("response_format.type", "'response_format.type' must be a string");
     if (type->get<std::string>() != "text")
-      throw invalid_parameter("response_format.type", str_cat("response_format '", type->get<std::string>(),
+      throw invalid_parameter("response_format.type", str_cat("response_format '", text_excerpt(type->get<std::string>()),
                                                                "' is not supported; only 'text' is"),
                               "unsupported_value");
   }

@@ -248,7 +248,7 @@ class TokenizerJsonReader {
     for (const std::string& k : vocab_path_) p += (p.empty() ? "" : ".") + k;
     return p;
   }
-  std::string where_vocab() const { return str_cat(source_, ": ", path_text(), "[\"", vocab_key_, "\"]"); }
+  std::string where_vocab() const { return str_cat(source_, ": ", path_text(), "[\"", text_excerpt(vocab_key_), "\"]"); }
   std::string where_merge() const {
     std::string p;
     for (const std::string& k : merges_path_) p += (p.empty() ? "" : ".") + k;
@@ -359,14 +359,14 @@ template <class MakeWhere>
 void add_merge(std::string_view left, std::string_view right, const TokenIdMap& vocab, std::string& scratch,
                MergeIds& out, const MakeWhere& where) {
   const int32_t l = vocab.find(left);
-  if (l < 0) where().fail("merge \"", left, " ", right, "\": token \"", left, "\" is not in the vocabulary");
+  if (l < 0) where().fail("merge \"", text_excerpt(left), " ", text_excerpt(right), "\": token \"", text_excerpt(left), "\" is not in the vocabulary");
   const int32_t r = vocab.find(right);
-  if (r < 0) where().fail("merge \"", left, " ", right, "\": token \"", right, "\" is not in the vocabulary");
+  if (r < 0) where().fail("merge \"", text_excerpt(left), " ", text_excerpt(right), "\": token \"", text_excerpt(right), "\" is not in the vocabulary");
   scratch.assign(left);
   scratch.append(right);
   const int32_t m = vocab.find(scratch);
   if (m < 0)
-    where().fail("merge \"", left, " ", right, "\": the merged token \"", scratch, "\" is not in the vocabulary");
+    where().fail("merge \"", text_excerpt(left), " ", text_excerpt(right), "\": the merged token \"", text_excerpt(scratch), "\" is not in the vocabulary");
   out.pairs.emplace_back(l, r);
   out.merged.push_back(m);
 }
@@ -384,7 +384,7 @@ MergeIds resolve_merges(const MergeList& list, const TokenIdMap& vocab, const Wh
       const size_t space = s.find(' ');
       if (space == std::string_view::npos || space == 0 || space + 1 == s.size() ||
           s.find(' ', space + 1) != std::string_view::npos)
-        at().fail("\"", s, "\" is not two tokens separated by one space");
+        at().fail("\"", text_excerpt(s), "\" is not two tokens separated by one space");
       add_merge(s.substr(0, space), s.substr(space + 1), vocab, scratch, out, at);
     } else {
       const std::string_view left(list.arena.data() + m.offset, m.left_length);
@@ -404,13 +404,13 @@ BpeOptions parse_bpe_options(const Json& model, const TokenIdMap& vocab, const W
   }
   for (const char* name : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     auto v = string_field(model, name, w);
-    if (v && !v->empty()) w.at(name).fail("\"", *v, "\" is not supported (byte-level BPE uses none)");
+    if (v && !v->empty()) w.at(name).fail("\"", text_excerpt(*v), "\" is not supported (byte-level BPE uses none)");
   }
   if (bool_field(model, "byte_fallback", false, w))
     w.at("byte_fallback").fail("byte fallback (SentencePiece-style <0xNN> tokens) is not supported; only byte-level BPE");
   if (auto unk = string_field(model, "unk_token", w)) {
     o.unk_id = vocab.find(*unk);
-    if (o.unk_id < 0) w.at("unk_token").fail("\"", *unk, "\" is not in the vocabulary");
+    if (o.unk_id < 0) w.at("unk_token").fail("\"", text_excerpt(*unk), "\" is not in the vocabulary");
   }
   o.fuse_unk = bool_field(model, "fuse_unk", false, w);
   o.ignore_merges = bool_field(model, "ignore_merges", false, w);
@@ -424,8 +424,8 @@ void parse_model(const Json& root, TokenizerJsonReader& reader, TokenizerModel& 
   if (!model->is_object()) w.fail("must be an object, got ", json_type_name(*model));
   if (auto type = string_field(*model, "type", w)) {
     if (*type == "WordPiece" || *type == "Unigram" || *type == "WordLevel")
-      w.at("type").fail("\"", *type, "\" is not supported: glass implements byte-level BPE only");
-    if (*type != "BPE") w.at("type").fail("unknown model type \"", *type, "\" (expected \"BPE\")");
+      w.at("type").fail("\"", text_excerpt(*type), "\" is not supported: glass implements byte-level BPE only");
+    if (*type != "BPE") w.at("type").fail("unknown model type \"", text_excerpt(*type), "\" (expected \"BPE\")");
   } else if (field(*model, "merges") == nullptr) {
     w.at("type").fail("missing, and there are no merges: not a BPE model");
   }
@@ -487,7 +487,7 @@ void parse_normalizer(const Json* n, TokenizerModel& m, const Where& w) {
     const Json& list = array_field(*n, "normalizers", w);
     for (size_t i = 0; i < list.size(); ++i) parse_normalizer(&list[i], m, w.at("normalizers").index(i));
   } else {
-    w.at("type").fail("normalizer \"", type, "\" is not supported (glass supports NFC, a Sequence of NFC, or none)");
+    w.at("type").fail("normalizer \"", text_excerpt(type), "\" is not supported (glass supports NFC, a Sequence of NFC, or none)");
   }
 }
 
@@ -497,7 +497,7 @@ SplitBehavior parse_behavior(const std::string& s, const Where& w) {
   if (s == "MergedWithPrevious") return SplitBehavior::kMergedWithPrevious;
   if (s == "MergedWithNext") return SplitBehavior::kMergedWithNext;
   if (s == "Contiguous") return SplitBehavior::kContiguous;
-  w.fail("unknown split behavior \"", s, "\"");
+  w.fail("unknown split behavior \"", text_excerpt(s), "\"");
 }
 
 struct PreTokenizerParse {
@@ -542,7 +542,7 @@ void parse_pre_tokenizer(const Json& p, TokenizerModel& m, PreTokenizerParse& st
     }
     ++state.byte_level_steps;
   } else {
-    w.at("type").fail("pre-tokenizer \"", type, "\" is not supported (glass supports Split, ByteLevel and Sequence)");
+    w.at("type").fail("pre-tokenizer \"", text_excerpt(type), "\" is not supported (glass supports Split, ByteLevel and Sequence)");
   }
 }
 
@@ -556,7 +556,7 @@ void parse_post_processor(const Json* p, TokenizerModel& m, const Where& w) {
     return;
   }
   if (type != "TemplateProcessing")
-    w.at("type").fail("post-processor \"", type, "\" is not supported (glass supports ByteLevel, TemplateProcessing, Sequence)");
+    w.at("type").fail("post-processor \"", text_excerpt(type), "\" is not supported (glass supports ByteLevel, TemplateProcessing, Sequence)");
   const Json& single = array_field(*p, "single", w);
   const Json* specials = field(*p, "special_tokens");
   bool seen_sequence = false;
@@ -571,7 +571,7 @@ void parse_post_processor(const Json* p, TokenizerModel& m, const Where& w) {
       auto name = string_field(*sp, "id", at.at("SpecialToken"));
       if (!name) at.at("SpecialToken").at("id").fail("missing");
       const Json* entry = specials ? field(*specials, name->c_str()) : nullptr;
-      if (entry == nullptr) w.at("special_tokens").fail("no entry for \"", *name, "\" used by the template");
+      if (entry == nullptr) w.at("special_tokens").fail("no entry for \"", text_excerpt(*name), "\" used by the template");
       const Json& ids = array_field(*entry, "ids", w.at("special_tokens").at(*name));
       std::vector<int32_t>& dest = seen_sequence ? m.template_suffix : m.template_prefix;
       for (size_t k = 0; k < ids.size(); ++k)
@@ -593,7 +593,7 @@ void parse_decoder(const Json* d, const Where& w) {
     for (size_t i = 0; i < list.size(); ++i) parse_decoder(&list[i], w.at("decoders").index(i));
     return;
   }
-  w.at("type").fail("decoder \"", type, "\" is not supported (glass supports ByteLevel)");
+  w.at("type").fail("decoder \"", text_excerpt(type), "\" is not supported (glass supports ByteLevel)");
 }
 
 std::shared_ptr<TokenizerModel> model_from_json(TokenizerJsonReader& reader, const std::string& source) {
@@ -663,7 +663,7 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos)
-      at().fail("\"", line, "\" is not two tokens separated by one space");
+      at().fail("\"", text_excerpt(line), "\" is not two tokens separated by one space");
     add_merge(line.substr(0, space), line.substr(space + 1), vocab, scratch, merges, at);
   }
 
@@ -686,13 +686,13 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
     m->pre_tokenizer.add_split(
         {Regex(kGpt2SplitPattern, config_path + " (GPT-2 regex)"), SplitBehavior::kIsolated, false, std::nullopt});
   } else {
-    cw.at("tokenizer_class").fail("\"", cls, "\" is not supported without a tokenizer.json (glass knows Qwen2Tokenizer and GPT2Tokenizer)");
+    cw.at("tokenizer_class").fail("\"", text_excerpt(cls), "\" is not supported without a tokenizer.json (glass knows Qwen2Tokenizer and GPT2Tokenizer)");
   }
   if (const Json* decoder = field(config, "added_tokens_decoder")) {
     const Where w = cw.at("added_tokens_decoder");
     if (!decoder->is_object()) w.fail("must be an object mapping ids to tokens");
     for (auto it = decoder->begin(); it != decoder->end(); ++it) {
-      const Where at = w.at(it.key());
+      const Where at = w.at(text_excerpt(it.key()));
       const std::string& key = it.key();
       if (key.empty() || key.size() > 9 || key.find_first_not_of("0123456789") != std::string::npos)
         at.fail("the key must be a token id");
