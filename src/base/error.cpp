@@ -4,6 +4,13 @@
 
 namespace glass {
 
+std::string text_excerpt(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return str_cat(text.substr(0, n), "... (", text.size(), " bytes)");
+}
+
 std::string format_bytes(double bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;

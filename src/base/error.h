@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace glass {
 
@@ -36,6 +37,10 @@ template <class... Args>
 [[noreturn]] void refuse(const Args&... args) {
   throw Unsupported(str_cat(args...));
 }
+
+// `text` for an error message: at most `max_bytes` of it (not cutting a UTF-8 sequence),
+// then "..." and its length when cut. Input echoed in messages goes through this.
+std::string text_excerpt(std::string_view text, size_t max_bytes = 60);
 
 // Human-readable byte count, e.g. "12.0 KiB".
 std::string format_bytes(double bytes);

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "base/json_fields.h"
 #include "base/mapped_file.h"
 
 namespace glass {
@@ -11,14 +12,7 @@ namespace {
 
 using jinja::OrderedJson;
 
-OrderedJson read_ordered_json(const std::string& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return OrderedJson::parse(text);
-  } catch (const OrderedJson::parse_error& e) {
-    fail(path, ": not valid JSON (at byte ", e.byte, "): ", e.what());
-  }
-}
+OrderedJson read_ordered_json(const std::string& path) { return read_ordered_json_file(path); }
 
 // A special token written as "text", {"content": "text", ...} or null.
 std::optional<std::string> token_text(const OrderedJson& v, const std::string& source, const char* field) {

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/option_range.h"
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
 #include "kernels/bandwidth.h"
@@ -52,9 +53,9 @@ Command add_bench_command(CLI::App& app) {
   sub->add_flag("--no-bandwidth", o->no_bandwidth, "Skip measuring the machine's read bandwidth");
 
   return {sub, [o] {
-            if (o->prompt < 0) fail("--prompt: must be >= 0, got ", o->prompt);
-            if (o->generate < 0) fail("--generate: must be >= 0, got ", o->generate);
-            if (o->repetitions < 1) fail("--repetitions: must be >= 1, got ", o->repetitions);
+            check_range("--prompt", o->prompt, 0, kMaxContextOption);
+            check_range("--generate", o->generate, 0, kMaxContextOption);
+            check_range("--repetitions", o->repetitions, 1, 1000);
             if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
             const KVType kv = o->runtime.kv();
             const LoadOptions load = o->runtime.load_options();

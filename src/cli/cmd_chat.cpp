@@ -16,7 +16,9 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/option_range.h"
 #include "cli/generation_options.h"
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
@@ -51,7 +53,7 @@ Command add_chat_command(CLI::App& app) {
             if (o->format != "text" && o->format != "jsonl") fail("--format: \"", o->format, "\" is not one of text, jsonl");
             const bool jsonl = o->format == "jsonl";
             const std::string dir = resolve_model_dir(o->model);
-            if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
+            check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
@@ -73,7 +75,7 @@ Command add_chat_command(CLI::App& app) {
               if (interactive) {
                 std::cout << "> " << std::flush;
               }
-              if (!std::getline(std::cin, line)) break;
+              if (!read_line(std::cin, line, "stdin")) break;
               if (!line.empty() && line.back() == '\r') line.pop_back();
               if (line.empty()) continue;
               if (line == "/exit" || line == "/quit") break;

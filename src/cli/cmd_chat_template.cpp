@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/json_fields.h"
 #include "base/mapped_file.h"
 #include "chat/chat_template.h"
 #include "cli/commands.h"
@@ -16,13 +17,7 @@ namespace {
 
 using jinja::OrderedJson;
 
-OrderedJson parse_json_text(const std::string& text, const std::string& source) {
-  try {
-    return OrderedJson::parse(text);
-  } catch (const OrderedJson::parse_error& e) {
-    fail(source, ": not valid JSON (at byte ", e.byte, "): ", e.what());
-  }
-}
+OrderedJson parse_json_text(const std::string& text, const std::string& source) { return parse_ordered_json(text, source); }
 
 }  // namespace
 
@@ -52,7 +47,7 @@ Command add_chat_template_command(CLI::App& app) {
 
             std::string text, source;
             if (o->messages.empty() || o->messages == "-") {
-              text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+              text = read_stream(std::cin, "stdin");
               source = "stdin";
             } else {
               text = read_text_file(o->messages);

@@ -13,6 +13,7 @@
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/option_range.h"
 #include "io/model_config.h"
 #include "trace/logit_compare.h"
 #include "trace/npy.h"
@@ -88,7 +89,7 @@ Command add_compare_command(CLI::App& app) {
 
   return {sub, [o] {
             if (o->format != "table" && o->format != "json") fail("--format: \"", o->format, "\" is not one of table, json");
-            if (o->vocab < 0) fail("--vocab: must be positive, got ", o->vocab);
+            check_range("--vocab", o->vocab, 0, ConfigLimits::kVocabSize);
             std::optional<int64_t> width;
             if (o->vocab > 0) width = o->vocab;
             if (!o->model.empty()) {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/model_source.h"
@@ -72,9 +73,9 @@ void print_kv(const ModelConfig& c, KVType kv) {
               kv_type_name(kv), format_count(static_cast<unsigned long long>(per_token)).c_str(),
               format_bytes(static_cast<double>(per_token)).c_str(), static_cast<long long>(c.num_layers),
               static_cast<long long>(c.num_kv_heads), static_cast<long long>(c.head_dim), esz);
+  const int64_t full = checked_mul(per_token, c.max_position_embeddings, "KV cache bytes for the full context");
   std::printf("KV cache, full context %s bytes (%s) for %lld tokens\n",
-              format_count(static_cast<unsigned long long>(per_token * c.max_position_embeddings)).c_str(),
-              format_bytes(static_cast<double>(per_token * c.max_position_embeddings)).c_str(),
+              format_count(static_cast<unsigned long long>(full)).c_str(), format_bytes(static_cast<double>(full)).c_str(),
               static_cast<long long>(c.max_position_embeddings));
 }
 
@@ -86,7 +87,7 @@ Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
             {"kv_cache", {{"dtype", kv_type_name(kv)},
                           {"bytes_per_token", per_token},
                           {"context", c.max_position_embeddings},
-                          {"bytes_full_context", per_token * c.max_position_embeddings}}}};
+                          {"bytes_full_context", checked_mul(per_token, c.max_position_embeddings, "KV cache bytes for the full context")}}}};
   if (ckpt != nullptr) {
     Json tensors = Json::array();
     for (const TensorInfo* t : ckpt->tensors())

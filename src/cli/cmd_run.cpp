@@ -5,9 +5,11 @@
 #include <iostream>
 #include <memory>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "cli/commands.h"
+#include "cli/option_range.h"
 #include "cli/generation_options.h"
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
@@ -125,6 +127,8 @@ Command add_run_command(CLI::App& app) {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")
               fail("--format: \"", o->format, "\" is not one of text, json, ndjson");
             if (o->prompts.empty() && o->ids.empty()) fail("give a prompt with -p TEXT or --ids \"...\"");
+            check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
+            check_range("--show-top", o->show_top, 0, kMaxShowTop);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
@@ -134,7 +138,6 @@ Command add_run_command(CLI::App& app) {
             const ModelConfig& c = model.config();
             const SamplingParams params = o->generation.resolve(dir);
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : c.max_position_embeddings;
-            if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
 
             std::vector<GenerationRequest> requests;
             EncodeOptions enc;
@@ -151,8 +154,8 @@ Command add_run_command(CLI::App& app) {
             for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
             std::vector<int64_t> lengths;
             for (const auto& r : requests)
-              lengths.push_back(std::min<int64_t>(context, static_cast<int64_t>(r.prompt.size()) +
-                                                               params.max_new_tokens.value_or(context)));
+              lengths.push_back(std::min<int64_t>(
+                  context, saturating_add(static_cast<int64_t>(r.prompt.size()), params.max_new_tokens.value_or(context))));
             KVCache cache(c, kv, KVCache::capacity_for(lengths));
 
             // Models that think (their tokenizer has <think> tags) get their reasoning

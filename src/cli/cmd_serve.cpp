@@ -8,10 +8,12 @@
 #include <memory>
 #include <thread>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/generation_options.h"
 #include "cli/model_source.h"
+#include "cli/option_range.h"
 #include "cli/runtime_options.h"
 #include "server/openai_server.h"
 #include "server/scheduler.h"
@@ -59,12 +61,15 @@ Command add_serve_command(CLI::App& app) {
   o->runtime.add_to(sub, "f32");
 
   return {sub, [o] {
-            if (o->parallel == 0) fail("--parallel: must be at least 1");
-            if (o->ctx_size < 0) fail("--ctx-size: must be positive, got ", o->ctx_size);
-            if (o->kv_budget_mb < 0) fail("--kv-budget-mb: must be positive, got ", o->kv_budget_mb);
-            if (o->prefill_chunk <= 0) fail("--prefill-chunk: must be positive, got ", o->prefill_chunk);
-            if (o->max_body_mb <= 0) fail("--max-body-mb: must be positive, got ", o->max_body_mb);
-            if (o->port < 0 || o->port > 65535) fail("--port: must be 0..65535, got ", o->port);
+            // Ranges first: every size below is computed from these (before, the budget's
+            // shift overflowed: "holds -1024 tokens").
+            check_range("--parallel", o->parallel, 1, kMaxParallel);
+            check_range("--queue", o->queue, 0, kMaxQueue);
+            check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
+            check_range("--kv-budget-mb", o->kv_budget_mb, 0, kMaxKvBudgetMb);
+            check_range("--prefill-chunk", o->prefill_chunk, 1, kMaxPrefillChunk);
+            check_range("--max-body-mb", o->max_body_mb, 1, kMaxBodyMb);
+            check_range("--port", o->port, 0, 65535);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
             // (threads inherit the mask, so this comes before the kernels' pool starts)
@@ -91,8 +96,10 @@ Command add_serve_command(CLI::App& app) {
 
             const int64_t context = std::min<int64_t>(o->ctx_size > 0 ? o->ctx_size : 4096, c.max_position_embeddings);
             const int64_t bytes_per_token = c.kv_bytes_per_token(kv_type_size(kv));
-            const int64_t budget_bytes = o->kv_budget_mb > 0 ? o->kv_budget_mb << 20
-                                                             : static_cast<int64_t>(o->parallel) * context * bytes_per_token;
+            const int64_t budget_bytes =
+                o->kv_budget_mb > 0 ? o->kv_budget_mb << 20
+                                    : checked_mul(checked_mul(static_cast<int64_t>(o->parallel), context, "--parallel x context"),
+                                                  bytes_per_token, "the KV budget of --parallel full contexts (bytes)");
             const int64_t block = KVCache::kDefaultBlockSize;
             const int64_t capacity = budget_bytes / bytes_per_token / block * block;
             if (capacity < block)

@@ -81,7 +81,7 @@ template <class F>
 void for_each_jsonl_line(F&& handle) {
   std::string line;
   size_t n = 0;
-  while (std::getline(std::cin, line)) {
+  while (read_line(std::cin, line, str_cat("stdin line ", n + 1))) {
     ++n;
     const std::string where = str_cat("stdin line ", n);
     handle(parse_json(line, where), where);
@@ -170,7 +170,7 @@ Command add_detokenize_command(CLI::App& app) {
                 std::vector<int32_t> ids;
                 for (const Json& id : v) {
                   if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-                    fail(where, ": ", id.dump(), " is not a token id");
+                    fail(where, ": ", json_excerpt(id), " is not a token id");
                   ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
                 }
                 check_ids(t, ids, where);
@@ -202,7 +202,7 @@ Command add_bench_tokenizer_command(CLI::App& app) {
 
   return {sub, [o] {
             const Tokenizer t = load_tokenizer(o->model);
-            const std::string text = read_text_file(o->file);
+            const std::string text = read_text_file(o->file, kMaxTextFileBytes, "a text to tokenize");
             EncodeOptions options;
             options.fast_split = !o->pcre2;
             std::vector<int32_t> ids;

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/option_range.h"
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
 #include "cli/token_ids.h"
@@ -133,8 +134,8 @@ Command add_trace_command(CLI::App& app) {
   return {sub, [o] {
             if (o->format != "table" && o->format != "json") fail("--format: \"", o->format, "\" is not one of table, json");
             if (o->prompt.empty() && o->ids.empty()) fail("give a prompt with -p TEXT or --ids \"...\"");
-            if (o->top_k < 1) fail("--top-k: must be >= 1, got ", o->top_k);
-            if (o->first < 0) fail("--first: must be >= 0, got ", o->first);
+            check_range("--top-k", o->top_k, 1, kMaxShowTop);
+            check_range("--first", o->first, 0, kMaxFirstValues);
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();

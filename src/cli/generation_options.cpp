@@ -108,16 +108,12 @@ std::vector<CLI::Option*> ChatTemplateOptions::add_to(CLI::App* sub, bool with_n
 jinja::OrderedJson ChatTemplateOptions::resolve() const {
   jinja::OrderedJson vars = jinja::OrderedJson::object();
   if (!kwargs_json.empty()) {
-    try {
-      vars = jinja::OrderedJson::parse(kwargs_json);
-    } catch (const jinja::OrderedJson::parse_error& e) {
-      fail("--chat-template-kwargs: not valid JSON: ", e.what());
-    }
+    vars = parse_ordered_json(kwargs_json, "--chat-template-kwargs");
     check_template_vars(vars, "--chat-template-kwargs");
   }
   if (no_think) {
     if (auto it = vars.find("enable_thinking"); it != vars.end() && *it != false)
-      fail("--no-think contradicts --chat-template-kwargs, which sets enable_thinking to ", it->dump());
+      fail("--no-think contradicts --chat-template-kwargs, which sets enable_thinking to ", json_excerpt(*it));
     vars["enable_thinking"] = false;
   }
   return vars;

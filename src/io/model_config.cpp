@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 
 namespace glass {
@@ -39,15 +40,21 @@ std::string supported_classes() {
   return s;
 }
 
-int64_t positive(const Json& j, const char* field, const std::string& source) {
-  int64_t v = json_int(j, field, source);
+void check_size(int64_t v, const char* field, int64_t max, const std::string& source) {
   if (v <= 0) fail(source, ": field \"", field, "\" must be a positive integer, got ", v);
+  if (v > max) fail(source, ": field \"", field, "\" must be at most ", max, ", got ", v);
+}
+
+// A size in 1..max (ConfigLimits).
+int64_t positive(const Json& j, const char* field, int64_t max, const std::string& source) {
+  const int64_t v = json_int(j, field, source);
+  check_size(v, field, max, source);
   return v;
 }
 
-int64_t positive_or(const Json& j, const char* field, int64_t fallback, const std::string& source) {
+int64_t positive_or(const Json& j, const char* field, int64_t fallback, int64_t max, const std::string& source) {
   const int64_t v = json_int_opt(j, field, source).value_or(fallback);
-  if (v <= 0) fail(source, ": field \"", field, "\" must be a positive integer, got ", v);
+  check_size(v, field, max, source);
   return v;
 }
 
@@ -89,20 +96,18 @@ RopeScaling parse_rope_scaling(const Json& j, const ModelConfig& c, double* thet
   } else if (*type == "yarn") {
     s.type = RopeScalingType::kYarn;
   } else {
-    refuse(where, ": rope_type \"", *type,
+    refuse(where, ": rope_type \"", text_excerpt(*type),
            "\" is not supported (glass implements \"default\", \"linear\" and \"yarn\"; dynamic, llama3, longrope "
            "and mrope are not)");
   }
   auto factor = json_number_opt(*scaling, "factor", where);
-  if (!factor) fail(where, ": field \"factor\" is missing; rope_type \"", *type, "\" needs the scaling factor (e.g. 4.0)");
+  if (!factor) fail(where, ": field \"factor\" is missing; rope_type \"", text_excerpt(*type), "\" needs the scaling factor (e.g. 4.0)");
   if (!(*factor > 0) || !std::isfinite(*factor)) fail(where, ": field \"factor\" must be a positive number, got ", *factor);
   s.factor = *factor;
   if (s.type != RopeScalingType::kYarn) return s;
 
-  s.original_max_position_embeddings =
-      json_int_opt(*scaling, "original_max_position_embeddings", where).value_or(c.max_position_embeddings);
-  if (s.original_max_position_embeddings <= 0)
-    fail(where, ": field \"original_max_position_embeddings\" must be a positive integer");
+  s.original_max_position_embeddings = positive_or(*scaling, "original_max_position_embeddings",
+                                                   c.max_position_embeddings, ConfigLimits::kPositions, where);
   // transformers: `rope_scaling.get("beta_fast") or 32`, so 0 means the default too.
   const double beta_fast = json_number_opt(*scaling, "beta_fast", where).value_or(0);
   const double beta_slow = json_number_opt(*scaling, "beta_slow", where).value_or(0);
@@ -153,33 +158,48 @@ namespace {
 
 // Parameters of one layer's attention block and norms, and of its MLP (dense, or with
 // `experts` of which all are counted).
+// Checked: a config built in code (not parsed, so not bounded) gets an error, not a
+// wrapped count.
+constexpr const char* kCount = "parameter count";
+int64_t add(int64_t a, int64_t b) { return checked_add(a, b, kCount); }
+int64_t mul(int64_t a, int64_t b) { return checked_mul(a, b, kCount); }
+
 int64_t attention_parameters(const ModelConfig& c) {
   const int64_t h = c.hidden_size;
-  int64_t n = 2 * h;                                 // input and post-attention norms
-  n += h * c.q_dim() + 2 * h * c.kv_dim();           // q, k, v
-  if (c.attention_bias) n += c.q_dim() + 2 * c.kv_dim();
-  n += c.q_dim() * h;                                // o_proj (no bias)
-  if (c.qk_norm) n += 2 * c.head_dim;
+  const int64_t q = mul(c.num_heads, c.head_dim), kv = mul(c.num_kv_heads, c.head_dim);
+  int64_t n = mul(2, h);                                  // input and post-attention norms
+  n = add(n, add(mul(h, q), mul(2, mul(h, kv))));         // q, k, v
+  if (c.attention_bias) n = add(n, add(q, mul(2, kv)));
+  n = add(n, mul(q, h));                                  // o_proj (no bias)
+  if (c.qk_norm) n = add(n, mul(2, c.head_dim));
   return n;
 }
 
 int64_t mlp_parameters(const ModelConfig& c, int64_t l, int64_t experts) {
   const int64_t h = c.hidden_size;
-  if (!c.is_sparse_layer(l)) return 3 * h * c.intermediate_size;
-  return c.num_experts * h + experts * 3 * h * c.moe_intermediate_size;  // router + experts
+  if (!c.is_sparse_layer(l)) return mul(3, mul(h, c.intermediate_size));
+  return add(mul(c.num_experts, h), mul(experts, mul(3, mul(h, c.moe_intermediate_size))));  // router + experts
 }
 
 int64_t count_parameters(const ModelConfig& c, bool active_only) {
-  int64_t total = c.vocab_size * c.hidden_size + c.hidden_size;  // embedding, final norm
-  if (!c.tie_word_embeddings) total += c.vocab_size * c.hidden_size;
+  const int64_t embedding = mul(c.vocab_size, c.hidden_size);
+  int64_t total = add(embedding, c.hidden_size);  // embedding, final norm
+  if (!c.tie_word_embeddings) total = add(total, embedding);
+  const int64_t attention = attention_parameters(c);
   for (int64_t l = 0; l < c.num_layers; ++l)
-    total += attention_parameters(c) + mlp_parameters(c, l, active_only ? c.num_experts_per_tok : c.num_experts);
+    total = add(total, add(attention, mlp_parameters(c, l, active_only ? c.num_experts_per_tok : c.num_experts)));
   return total;
 }
 
 }  // namespace
 
 int64_t ModelConfig::parameter_count() const { return count_parameters(*this, false); }
+
+int64_t ModelConfig::kv_bytes_per_token(size_t element_bytes) const {
+  const char* what = "KV cache bytes per token";
+  return checked_mul(checked_mul(checked_mul(checked_mul(int64_t{2}, num_layers, what), num_kv_heads, what), head_dim, what),
+                     static_cast<int64_t>(element_bytes), what);
+}
 int64_t ModelConfig::active_parameter_count() const { return count_parameters(*this, true); }
 
 Json ModelConfig::to_json() const {
@@ -240,19 +260,20 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
   for (const auto& a : kArchitectures)
     if (class_name == a.class_name) t = &a;
   if (t == nullptr)
-    refuse(source, ": architecture \"", class_name, "\" is not supported (glass runs ", supported_classes(), ")");
+    refuse(source, ": architecture \"", text_excerpt(class_name), "\" is not supported (glass runs ", supported_classes(), ")");
   c.architecture = t->architecture;
   if (auto mt = json_string_opt(j, "model_type", source); mt && *mt != t->model_type)
-    fail(source, ": field \"model_type\" is \"", *mt, "\" but architecture ", t->class_name, " has model_type \"",
+    fail(source, ": field \"model_type\" is \"", text_excerpt(*mt), "\" but architecture ", t->class_name, " has model_type \"",
          t->model_type, "\"");
 
-  c.hidden_size = positive(j, "hidden_size", source);
-  c.num_layers = positive(j, "num_hidden_layers", source);
-  c.num_heads = positive(j, "num_attention_heads", source);
-  c.num_kv_heads = positive_or(j, "num_key_value_heads", c.num_heads, source);
-  c.intermediate_size = positive(j, "intermediate_size", source);
-  c.vocab_size = positive(j, "vocab_size", source);
-  c.max_position_embeddings = positive_or(j, "max_position_embeddings", 32768, source);
+  // Every size within ConfigLimits before anything it sizes exists.
+  c.hidden_size = positive(j, "hidden_size", ConfigLimits::kHiddenSize, source);
+  c.num_layers = positive(j, "num_hidden_layers", ConfigLimits::kLayers, source);
+  c.num_heads = positive(j, "num_attention_heads", ConfigLimits::kHeads, source);
+  c.num_kv_heads = positive_or(j, "num_key_value_heads", c.num_heads, ConfigLimits::kHeads, source);
+  c.intermediate_size = positive(j, "intermediate_size", ConfigLimits::kIntermediateSize, source);
+  c.vocab_size = positive(j, "vocab_size", ConfigLimits::kVocabSize, source);
+  c.max_position_embeddings = positive_or(j, "max_position_embeddings", 32768, ConfigLimits::kPositions, source);
   c.rms_norm_eps = finite_positive_or(j, "rms_norm_eps", 1e-6, source);
   c.rope_theta = finite_positive_or(j, "rope_theta", 10000.0, source);
   c.tie_word_embeddings = json_bool_or(j, "tie_word_embeddings", false, source);
@@ -264,7 +285,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
     fail(source, ": num_attention_heads (", c.num_heads, ") must be a multiple of num_key_value_heads (",
          c.num_kv_heads, ")");
   if (auto hd = json_int_opt(j, "head_dim", source)) {
-    if (*hd <= 0) fail(source, ": field \"head_dim\" must be a positive integer");
+    check_size(*hd, "head_dim", ConfigLimits::kHeadDim, source);
     c.head_dim = *hd;
   } else if (t->default_head_dim != 0) {
     c.head_dim = t->default_head_dim;
@@ -273,20 +294,23 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
       fail(source, ": hidden_size (", c.hidden_size, ") must be divisible by num_attention_heads (",
            c.num_heads, ")");
     c.head_dim = c.hidden_size / c.num_heads;
+    check_size(c.head_dim, "head_dim", ConfigLimits::kHeadDim, source + " (hidden_size / num_attention_heads)");
   }
   if (c.head_dim % 2 != 0) fail(source, ": head_dim (", c.head_dim, ") must be even for rotary embeddings");
 
   if (t->moe) {
-    c.num_experts = positive(j, "num_experts", source);
-    c.num_experts_per_tok = positive(j, "num_experts_per_tok", source);
+    c.num_experts = positive(j, "num_experts", ConfigLimits::kExperts, source);
+    c.num_experts_per_tok = positive(j, "num_experts_per_tok", ConfigLimits::kExperts, source);
     if (c.num_experts_per_tok > c.num_experts)
       fail(source, ": num_experts_per_tok (", c.num_experts_per_tok, ") must not exceed num_experts (",
            c.num_experts, ")");
-    c.moe_intermediate_size = positive(j, "moe_intermediate_size", source);
-    c.decoder_sparse_step = positive_or(j, "decoder_sparse_step", 1, source);
+    c.moe_intermediate_size = positive(j, "moe_intermediate_size", ConfigLimits::kIntermediateSize, source);
+    c.decoder_sparse_step = positive_or(j, "decoder_sparse_step", 1, ConfigLimits::kLayers, source);
     c.norm_topk_prob = json_bool_or(j, "norm_topk_prob", false, source);
     if (auto m = j.find("mlp_only_layers"); m != j.end() && !m->is_null()) {
       if (!m->is_array()) fail(source, ": field \"mlp_only_layers\" must be a list of layer indices");
+      if (static_cast<int64_t>(m->size()) > c.num_layers)
+        fail(source, ": field \"mlp_only_layers\" lists ", m->size(), " layers; the model has ", c.num_layers);
       for (const Json& l : *m) {
         if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= c.num_layers)
           fail(source, ": field \"mlp_only_layers\" must hold layer indices 0..", c.num_layers - 1, ", got ",
@@ -299,7 +323,7 @@ ModelConfig parse_model_config(const Json& j, const std::string& source) {
   c.rope_scaling = parse_rope_scaling(j, c, &c.rope_theta, source);
 
   if (auto act = json_string_opt(j, "hidden_act", source); act && *act != "silu")
-    refuse(source, ": hidden_act \"", *act, "\" is not supported (the Qwen family uses \"silu\")");
+    refuse(source, ": hidden_act \"", text_excerpt(*act), "\" is not supported (the Qwen family uses \"silu\")");
   if (json_bool_or(j, "use_sliding_window", false, source))
     refuse(source, ": field \"use_sliding_window\" is true; sliding-window attention is not supported");
   if (j.contains("quantization_config") && !j["quantization_config"].is_null())

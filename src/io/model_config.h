@@ -34,6 +34,22 @@ struct RopeScaling {
   double attention_factor = 1.0;
 };
 
+// The largest value each size in config.json may take, checked before anything they size
+// is allocated. Far past every published Qwen (Qwen2.5-72B: hidden 8192, 80 layers, 64
+// query heads, intermediate 29568, vocab 152064; Qwen3-235B-A22B: 94 layers, 128 experts
+// of 1536; Qwen2.5-1M: 1,010,000 positions), and small enough that every count and size
+// they imply (parameters, a tensor's bytes, a full context's KV cache) fits in 64 bits.
+struct ConfigLimits {
+  static constexpr int64_t kHiddenSize = 65536;
+  static constexpr int64_t kLayers = 1024;
+  static constexpr int64_t kHeads = 1024;  // query and KV heads
+  static constexpr int64_t kHeadDim = 1024;
+  static constexpr int64_t kIntermediateSize = int64_t{1} << 20;  // dense and per expert
+  static constexpr int64_t kExperts = 4096;                       // and experts per token
+  static constexpr int64_t kVocabSize = int64_t{1} << 22;
+  static constexpr int64_t kPositions = int64_t{1} << 24;  // max_position_embeddings, YaRN's original
+};
+
 struct ModelConfig {
   Architecture architecture = Architecture::Qwen2;
   int64_t hidden_size = 0;
@@ -73,9 +89,9 @@ struct ModelConfig {
   // dense model, the embedding and lm_head counted as stored).
   int64_t active_parameter_count() const;
   // K and V for one token across all layers: 2 * layers * kv_heads * head_dim * bytes.
-  int64_t kv_bytes_per_token(size_t element_bytes) const {
-    return 2 * num_layers * num_kv_heads * head_dim * static_cast<int64_t>(element_bytes);
-  }
+  // The counts are checked: glass::Error rather than a wrapped number (within
+  // ConfigLimits they fit).
+  int64_t kv_bytes_per_token(size_t element_bytes) const;
 
   Json to_json() const;  // the config.json a checkpoint writer emits
 };

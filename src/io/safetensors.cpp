@@ -120,7 +120,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
       if (!d.is_number_unsigned()) fail(where, ": \"shape\" entries must be non-negative integers");
       uint64_t dim = d.get<uint64_t>();
       if (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / dim / 8)
-        fail(where, ": shape ", shape_it->dump(), " is too large");
+        fail(where, ": shape ", json_excerpt(*shape_it), " is too large");
       numel *= dim;
       t.shape.push_back(static_cast<int64_t>(dim));
     }
@@ -136,7 +136,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
            data_size, " bytes; the file is truncated or the header lies)");
     uint64_t expected = numel * dtype_size(t.dtype);
     if (end - begin != expected)
-      fail(where, ": data_offsets span ", end - begin, " bytes but shape ", shape_it->dump(), " of ",
+      fail(where, ": data_offsets span ", end - begin, " bytes but shape ", json_excerpt(*shape_it), " of ",
            dt, " needs ", expected);
     t.data = data_begin + begin;
     t.nbytes = static_cast<size_t>(expected);
@@ -190,31 +190,18 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
   std::string text = header.dump();
   while (text.size() % 8 != 0) text += ' ';  // keeps tensor data 8-byte aligned
 
-  std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) fail(path, ": cannot create: ", std::strerror(errno));
-  bool ok = true;
+  OutputFile out(path);
   uint64_t len = text.size();
   unsigned char len_bytes[8];
   for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<unsigned char>(len >> (8 * i));
-  ok = ok && std::fwrite(len_bytes, 1, 8, f) == 8;
-  ok = ok && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  out.write(len_bytes, 8);
+  out.write(text.data(), text.size());
   std::vector<std::byte> buffer(largest);
-  try {
-    for (size_t i = 0; i < tensors.size() && ok; ++i) {
-      fill(i, buffer.data());
-      ok = tensors[i].nbytes == 0 || std::fwrite(buffer.data(), 1, tensors[i].nbytes, f) == tensors[i].nbytes;
-    }
-  } catch (...) {
-    std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    fill(i, buffer.data());
+    out.write(buffer.data(), tensors[i].nbytes);
   }
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail(path, ": write failed: ", std::strerror(errno));
-  }
+  out.commit();
 }
 
 }  // namespace glass

@@ -8,6 +8,12 @@ namespace glass {
 
 Backend::Backend(const std::string& name, int threads) : name_(name) {
   if (threads < 0) fail("--threads: must be 0 (all CPUs) or positive, got ", threads);
+  // The pool's workers spin between jobs: more threads than CPUs only take turns (1000
+  // threads on 2 CPUs ran 800x slower), and past a few thousand they cannot start.
+  const int cpus = ThreadPool::hardware_threads();
+  if (threads > cpus)
+    fail("--threads ", threads, ": more threads than the ", cpus, " CPUs this process may run on; at most ", cpus,
+         " (0 uses them all)");
   if (name == "cpu") {
     pool_ = std::make_unique<ThreadPool>(threads);
     kernels_ = std::make_unique<CpuKernels>(*pool_);

@@ -3,6 +3,11 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <exception>
+
+#include "base/error.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define GLASS_PAUSE() _mm_pause()
@@ -36,15 +41,29 @@ int ThreadPool::hardware_threads() {
 }
 
 ThreadPool::ThreadPool(int threads) {
-  if (threads <= 0) threads = hardware_threads();
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  if (threads < 0) fail("thread count must be 0 (every CPU) or positive, got ", threads);
+  if (threads > kMaxThreads) fail("thread count ", threads, " is too large: a pool holds at most ", kMaxThreads);
+  if (threads == 0) threads = std::min(hardware_threads(), kMaxThreads);
+  try {
+    workers_.reserve(static_cast<size_t>(threads - 1));
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  } catch (const std::exception& e) {
+    // A destructor does not run for a constructor that throws: the started threads are
+    // stopped and joined here (a joinable std::thread destroyed would std::terminate).
+    const size_t started = workers_.size();
+    stop_workers();
+    fail("cannot start thread ", started + 2, " of ", threads, " (", started + 1, " running): ", e.what());
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   stop_.store(true, std::memory_order_release);
   epoch_.fetch_add(1, std::memory_order_release);
   epoch_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 void ThreadPool::worker_loop(int index) {

@@ -14,7 +14,13 @@ namespace glass {
 
 class ThreadPool {
  public:
-  // `threads` in total, the calling thread included; 0 means every online CPU.
+  // The most threads a pool holds (callers bound them by the machine first: Backend).
+  static constexpr int kMaxThreads = 1024;
+
+  // `threads` in total, the calling thread included; 0 means every CPU this process may
+  // run on (at most kMaxThreads). Throws glass::Error for a negative count, one past
+  // kMaxThreads, or a thread that cannot start (those already started are stopped and
+  // joined first).
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -30,10 +36,12 @@ class ThreadPool {
   // `grain` (the same split for the same n, so results never depend on timing).
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
+  // The CPUs this process may run on (its affinity mask).
   static int hardware_threads();
 
  private:
   void worker_loop(int index);
+  void stop_workers();
 
   std::vector<std::thread> workers_;
   const std::function<void(int)>* job_ = nullptr;

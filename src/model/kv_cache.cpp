@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 
 namespace glass {
@@ -17,9 +18,10 @@ KVCache::KVCache(const ModelConfig& c, KVType type, int64_t capacity_tokens, int
       row_bytes_(static_cast<size_t>(c.kv_dim()) * kv_type_size(type)) {
   if (block_size <= 0) fail("KV cache: block size must be positive, got ", block_size);
   if (capacity_tokens <= 0) fail("KV cache: capacity must be positive, got ", capacity_tokens, " tokens");
-  block_bytes_ = row_bytes_ * 2 * static_cast<size_t>(layers_) * static_cast<size_t>(block_size_);
+  block_bytes_ = checked_mul(row_bytes_ * 2 * static_cast<size_t>(layers_), static_cast<size_t>(block_size_),
+                             "KV cache block bytes");
   total_blocks_ = blocks_for(capacity_tokens);
-  arena_bytes_ = block_bytes_ * static_cast<size_t>(total_blocks_);
+  arena_bytes_ = checked_mul(block_bytes_, static_cast<size_t>(total_blocks_), "KV cache bytes");
   void* p = ::mmap(nullptr, arena_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     fail("KV cache: cannot reserve ", arena_bytes_, " bytes for ", capacity_tokens, " tokens: ", std::strerror(errno));
@@ -30,7 +32,8 @@ KVCache::KVCache(const ModelConfig& c, KVType type, int64_t capacity_tokens, int
 
 int64_t KVCache::capacity_for(const std::vector<int64_t>& lengths, int64_t block_size) {
   int64_t total = 0;
-  for (int64_t n : lengths) total += (std::max<int64_t>(n, 1) + block_size - 1) / block_size * block_size;
+  for (int64_t n : lengths)
+    total = checked_add(total, (std::max<int64_t>(n, 1) + block_size - 1) / block_size * block_size, "KV cache capacity");
   return std::max<int64_t>(total, block_size);
 }
 

@@ -54,7 +54,8 @@ class KVCache {
 
   int64_t total_blocks() const { return total_blocks_; }
   int64_t free_blocks() const { return static_cast<int64_t>(free_list_.size()); }
-  int64_t blocks_for(int64_t positions) const { return (positions + block_size_ - 1) / block_size_; }
+  // Rounded up, without overflow for any positions >= 0.
+  int64_t blocks_for(int64_t positions) const { return positions / block_size_ + (positions % block_size_ > 0); }
   size_t bytes_per_token() const { return row_bytes_ * 2 * static_cast<size_t>(layers_); }
 
  private:

@@ -86,6 +86,10 @@ void Generator::cancel(int handle) {
   }
 }
 
+int64_t Generator::sample_width() const {
+  return std::min(model_.config().vocab_size, static_cast<int64_t>(tokenizer_.vocab_size()));
+}
+
 bool Generator::idle() const { return live() == 0; }
 
 size_t Generator::live() const {
@@ -148,6 +152,7 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   }
 
   const int64_t vocab = model_.config().vocab_size;
+  const int64_t width = sample_width();
   for (size_t i = 0; i < sampled.size(); ++i) {
     Sequence& s = *sampled[i];
     std::span<float> row(logits_.data() + static_cast<int64_t>(i) * vocab, static_cast<size_t>(vocab));
@@ -156,7 +161,8 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
     RowSoftmax raw;
     std::vector<float> raw_copy;
     if (show) raw_copy.assign(row.begin(), row.end());  // the sampler rewrites the row
-    const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr);
+    // Only the tokenizer's ids are drawn; the embedding's padding rows past it never are.
+    const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr, static_cast<size_t>(width));
     GenerationEvent e;
     if (show) {
       raw = row_softmax(raw_copy);

@@ -93,6 +93,9 @@ class Generator {
   void validate(const GenerationRequest& request) const;
   // The most positions one sequence may hold (the constructor's, capped by the model).
   int64_t context_length() const { return context_length_; }
+  // The ids tokens are drawn from: the model's vocabulary rows up to the tokenizer's
+  // size (embedding rows past the tokenizer are padding, never drawn).
+  int64_t sample_width() const;
   // Stops a sequence now and frees its KV blocks; it gets no further events.
   void cancel(int handle);
 

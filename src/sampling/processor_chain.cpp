@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace glass {
 
@@ -54,12 +55,14 @@ ProcessorChain ProcessorChain::from_params(const SamplingParams& p) {
   return ProcessorChain(std::move(steps));
 }
 
-void ProcessorChain::apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace) const {
+void ProcessorChain::apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace,
+                           size_t tokens) const {
   if (trace != nullptr) {
     trace->vocab = static_cast<int64_t>(logits.size());
     trace->top_before = top_candidates(logits, trace->top_n);
     trace->steps.clear();
   }
+  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = -std::numeric_limits<float>::infinity();
   for (const LogitsProcessor& step : steps_) {
     std::visit([&](const auto& p) { p.apply(logits, history); }, step);
     if (trace != nullptr) {

@@ -2,6 +2,7 @@
 // transformers' order (or llama.cpp's), or given step by step.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,7 +62,10 @@ class ProcessorChain {
   // Runs every step in order on `logits` (in place). With `trace`, also records the top
   // candidates before and after and the surviving count after each step (extra passes
   // over the row that are skipped without it).
-  void apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace = nullptr) const;
+  // Ids from `tokens` on (the embedding's padding rows past the tokenizer) are removed
+  // (-inf) after the trace's top_before and before the first step: never drawn.
+  void apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace = nullptr,
+             size_t tokens = SIZE_MAX) const;
 
   const std::vector<LogitsProcessor>& steps() const { return steps_; }
   // "repetition_penalty=1.05 -> temperature=0.7 -> top_k=20 -> top_p=0.8", or "(none)".

@@ -24,13 +24,15 @@ ChainOrder parse_chain_order(std::string_view text, std::string_view parameter) 
 
 void SamplingParams::validate(const std::string& source) const {
   // Written as !(ok) so that NaN is refused too.
-  if (!(temperature >= 0) || std::isinf(temperature))
-    fail(source, ": temperature must be >= 0 (0 means greedy), got ", temperature);
+  if (!(temperature >= 0 && temperature <= kMaxTemperature))
+    fail(source, ": temperature must be between 0 and ", kMaxTemperature, " (below ", kMinSamplingTemperature,
+         " means greedy), got ", temperature);
   if (top_k < 0) fail(source, ": top_k must be >= 0 (0 turns it off), got ", top_k);
   if (!(top_p > 0 && top_p <= 1)) fail(source, ": top_p must be in (0, 1] (1 turns it off), got ", top_p);
   if (!(min_p >= 0 && min_p <= 1)) fail(source, ": min_p must be in [0, 1] (0 turns it off), got ", min_p);
-  if (!(repetition_penalty > 0) || std::isinf(repetition_penalty))
-    fail(source, ": repetition_penalty must be > 0 (1 turns it off), got ", repetition_penalty);
+  if (!(repetition_penalty >= kMinRepetitionPenalty && repetition_penalty <= kMaxRepetitionPenalty))
+    fail(source, ": repetition_penalty must be between ", kMinRepetitionPenalty, " and ", kMaxRepetitionPenalty,
+         " (1 turns it off), got ", repetition_penalty);
   if (!(presence_penalty >= -2 && presence_penalty <= 2))
     fail(source, ": presence_penalty must be in [-2, 2] (0 turns it off), got ", presence_penalty);
   if (!(frequency_penalty >= -2 && frequency_penalty <= 2))
@@ -49,7 +51,7 @@ std::vector<int32_t> read_eos_ids(const Json& j, const std::string& path) {
   if (it == j.end() || it->is_null()) return {};
   auto one = [&](const Json& v) -> int32_t {
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
-      fail(path, ": field \"eos_token_id\" must be a token id or a list of token ids, got ", v.dump());
+      fail(path, ": field \"eos_token_id\" must be a token id or a list of token ids, got ", json_excerpt(v));
     return static_cast<int32_t>(v.get<int64_t>());
   };
   if (it->is_array()) {
@@ -64,7 +66,7 @@ std::vector<std::string> read_stop_strings(const Json& j, const std::string& pat
   auto it = j.find("stop_strings");
   if (it == j.end() || it->is_null()) return {};
   auto one = [&](const Json& v) {
-    if (!v.is_string()) fail(path, ": field \"stop_strings\" must be a string or a list of strings, got ", v.dump());
+    if (!v.is_string()) fail(path, ": field \"stop_strings\" must be a string or a list of strings, got ", json_excerpt(v));
     return v.get<std::string>();
   };
   if (it->is_array()) {

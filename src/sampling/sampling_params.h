@@ -25,15 +25,24 @@ std::string_view chain_order_name(ChainOrder order);
 // Accepts the names above (and "llama_cpp"); the error names `parameter`.
 ChainOrder parse_chain_order(std::string_view text, std::string_view parameter = "chain_order");
 
+// Temperatures below this decode greedily, as vLLM does (its _SAMPLING_EPS): dividing
+// logits by a temperature that rounds to 0 in float would give inf and NaN.
+inline constexpr double kMinSamplingTemperature = 1e-5;
+// The largest temperature and the range of repetition_penalty validate() accepts: past
+// them the float arithmetic of the processors overflows or underflows.
+inline constexpr double kMaxTemperature = 100;
+inline constexpr double kMinRepetitionPenalty = 0.01;
+inline constexpr double kMaxRepetitionPenalty = 100;
+
 struct SamplingParams {
   // Defaults are transformers' GenerationConfig defaults, used when a checkpoint has no
   // generation_config.json (or the file leaves a field out).
   bool do_sample = false;          // false: greedy (argmax)
-  double temperature = 1.0;        // >= 0; 0 means greedy; 1 is off
+  double temperature = 1.0;        // 0 to kMaxTemperature; below kMinSamplingTemperature greedy; 1 is off
   int64_t top_k = 50;              // >= 0; 0 is off
   double top_p = 1.0;              // in (0, 1]; 1 is off
   double min_p = 0.0;              // in [0, 1]; 0 is off
-  double repetition_penalty = 1.0; // > 0; 1 is off; prompt and output ids
+  double repetition_penalty = 1.0; // kMinRepetitionPenalty to kMaxRepetitionPenalty; 1 is off; prompt and output ids
   // OpenAI's penalties, in [-2, 2], 0 is off; counted over generated tokens only.
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
@@ -46,8 +55,8 @@ struct SamplingParams {
   std::vector<std::string> stop_strings;
   ChainOrder chain_order = ChainOrder::transformers;
 
-  // True when tokens are drawn at random: do_sample and temperature > 0.
-  bool sampling() const { return do_sample && temperature > 0; }
+  // True when tokens are drawn at random: do_sample and temperature >= kMinSamplingTemperature.
+  bool sampling() const { return do_sample && temperature >= kMinSamplingTemperature; }
 
   // Refuses invalid values with a message "<source>: <parameter> must be ..., got ...".
   void validate(const std::string& source = "sampling parameters") const;

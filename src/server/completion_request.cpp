@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/json_fields.h"
 #include "runtime/chat_prompt.h"
 #include "server/api_error.h"
 
@@ -108,7 +109,7 @@ std::string content_text(const OJson& content, const std::string& param) {
     const OJson* type = field(part, "type");
     if (type == nullptr || !type->is_string()) throw invalid_parameter(where + ".type", "'" + where + ".type' must be a string");
     if (type->get<std::string>() != "text")
-      throw invalid_parameter(where + ".type", str_cat("content parts of type '", type->get<std::string>(),
+      throw invalid_parameter(where + ".type", str_cat("content parts of type '", text_excerpt(type->get<std::string>()),
                                                        "' are not supported; only 'text' is"));
     const OJson* t = field(part, "text");
     if (t == nullptr || !t->is_string()) throw invalid_parameter(where + ".text", "'" + where + ".text' must be a string");
@@ -134,7 +135,7 @@ OJson parse_messages(const OJson& body) {
     std::string r = role->get<std::string>();
     if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool")
       throw invalid_parameter(where + ".role", str_cat("'", where, ".role' must be one of system, developer, user, ",
-                                                       "assistant, tool; got '", r, "'"));
+                                                       "assistant, tool; got '", text_excerpt(r), "'"));
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
     OJson out = m;
     out["role"] = r;
@@ -197,7 +198,7 @@ void refuse_unsupported(const OJson& body, Endpoint endpoint) {
     const OJson* type = field(*format, "type");
     if (type == nullptr || !type->is_string()) throw invalid_parameter("response_format.type", "'response_format.type' must be a string");
     if (type->get<std::string>() != "text")
-      throw invalid_parameter("response_format.type", str_cat("response_format '", type->get<std::string>(),
+      throw invalid_parameter("response_format.type", str_cat("response_format '", text_excerpt(type->get<std::string>()),
                                                                "' is not supported; only 'text' is"),
                               "unsupported_value");
   }
@@ -208,9 +209,21 @@ void refuse_unsupported(const OJson& body, Endpoint endpoint) {
 CompletionRequest parse_completion_request(const std::string& text, Endpoint endpoint) {
   OJson body;
   try {
-    body = OJson::parse(text);
-  } catch (const OJson::parse_error& e) {
-    throw ApiError(400, str_cat("We could not parse the JSON body of your request: ", e.what()), "invalid_request_error",
+    // Bounded: nesting past kMaxJsonDepth is refused while parsing, before anything
+    // copies, prints or destroys a deep tree; keys insert in constant time.
+    body = parse_ordered_json(text, "request body");
+  } catch (const JsonInputError& e) {
+    switch (e.kind()) {
+      case JsonInputError::Kind::too_deep:
+      case JsonInputError::Kind::out_of_range: {
+        const std::string where = e.path().empty() ? "The request body" : "'" + e.path() + "'";
+        throw ApiError(400, str_cat(where, " ", e.reason()), "invalid_request_error",
+                       e.path().empty() ? std::nullopt : std::optional<std::string>(e.path()),
+                       e.kind() == JsonInputError::Kind::too_deep ? "nested_too_deeply" : "invalid_value");
+      }
+      case JsonInputError::Kind::syntax: break;
+    }
+    throw ApiError(400, str_cat("We could not parse the JSON body of your request: ", e.reason()), "invalid_request_error",
                    std::nullopt, "invalid_json");
   }
   if (!body.is_object())
@@ -254,7 +267,7 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
   s.presence_penalty = number_field(body, "presence_penalty", -2, 2);
   s.frequency_penalty = number_field(body, "frequency_penalty", -2, 2);
   s.min_p = number_field(body, "min_p", 0, 1);
-  s.repetition_penalty = number_field(body, "repetition_penalty", 0, std::numeric_limits<double>::infinity(), true);
+  s.repetition_penalty = number_field(body, "repetition_penalty", kMinRepetitionPenalty, kMaxRepetitionPenalty);
   // -1 is vLLM's "off"; 0 is glass's.
   if (auto k = int_field(body, "top_k", -1, std::numeric_limits<int64_t>::max())) s.top_k = std::max<int64_t>(*k, 0);
   if (const OJson* seed = field(body, "seed")) {

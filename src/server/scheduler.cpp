@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 
 namespace glass::server {
@@ -110,7 +111,9 @@ std::shared_ptr<GenerationStream> Scheduler::submit(SchedulerRequest request) {
   GenerationRequest& g = request.generation;
   g.show_top = request.logprobs ? std::max<size_t>(1, request.top_logprobs) : 0;
   const auto prompt = static_cast<int64_t>(g.prompt.size());
-  const int64_t worst = std::min(context_length_, prompt + g.params.max_new_tokens.value_or(context_length_));
+  // max_tokens may be anything up to INT64_MAX: the sum saturates, then the context caps it.
+  const int64_t worst =
+      std::min(context_length_, saturating_add(prompt, g.params.max_new_tokens.value_or(context_length_)));
 
   Entry e;
   e.request = std::move(request);

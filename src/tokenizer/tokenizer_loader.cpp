@@ -16,9 +16,6 @@ namespace glass {
 
 namespace {
 
-// Bigger files are refused before reading them (Qwen2.5's tokenizer.json is 7 MB).
-constexpr int64_t kMaxFileBytes = 1ll << 30;
-
 // Where in a file something is: the file, then a field path such as model.merges[3].
 struct Where {
   const std::string& source;
@@ -34,22 +31,18 @@ struct Where {
 
 enum class PathKind { kMissing, kFile, kDirectory, kOther };
 
-PathKind path_kind(const std::string& path, int64_t* size = nullptr) {
+PathKind path_kind(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return PathKind::kMissing;
-  if (size != nullptr) *size = static_cast<int64_t>(st.st_size);
   if (S_ISDIR(st.st_mode)) return PathKind::kDirectory;
   if (S_ISREG(st.st_mode)) return PathKind::kFile;
   return PathKind::kOther;
 }
 
+// Tokenizer files are JSON or text read whole: a regular file of at most
+// kMaxJsonFileBytes (a FIFO or a device is refused without blocking).
 std::string read_file_limited(const std::string& path) {
-  int64_t size = 0;
-  const PathKind kind = path_kind(path, &size);
-  if (kind == PathKind::kMissing) fail(path, ": no such file");
-  if (kind != PathKind::kFile) fail(path, ": not a regular file");
-  if (size > kMaxFileBytes) fail(path, ": ", size, " bytes is too large for a tokenizer file (limit ", kMaxFileBytes, ")");
-  return read_text_file(path);
+  return read_text_file(path, kMaxJsonFileBytes, "a tokenizer file");
 }
 
 const Json* field(const Json& obj, const char* name) {
@@ -62,12 +55,12 @@ const Json* field(const Json& obj, const char* name) {
 bool bool_field(const Json& obj, const char* name, bool fallback, const Where& w) {
   const Json* v = field(obj, name);
   if (v == nullptr) return fallback;
-  if (!v->is_boolean()) w.at(name).fail("must be true or false, got ", json_type_name(*v), " ", v->dump());
+  if (!v->is_boolean()) w.at(name).fail("must be true or false, got ", json_type_name(*v), " ", json_excerpt(*v));
   return v->get<bool>();
 }
 
 const std::string& string_value(const Json& v, const Where& w) {
-  if (!v.is_string()) w.fail("must be a string, got ", json_type_name(v), " ", v.dump());
+  if (!v.is_string()) w.fail("must be a string, got ", json_type_name(v), " ", json_excerpt(v));
   return v.get_ref<const std::string&>();
 }
 
@@ -92,10 +85,10 @@ const Json& array_field(const Json& obj, const char* name, const Where& w) {
 }
 
 int32_t token_id_value(const Json& v, const Where& w) {
-  if (!v.is_number_integer()) w.fail("a token id must be an integer, got ", json_type_name(v), " ", v.dump());
+  if (!v.is_number_integer()) w.fail("a token id must be an integer, got ", json_type_name(v), " ", json_excerpt(v));
   if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxTokenId)
                              : (v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxTokenId))
-    w.fail("token id ", v.dump(), " is out of range (0 to ", kMaxTokenId, ")");
+    w.fail("token id ", json_excerpt(v), " is out of range (0 to ", kMaxTokenId, ")");
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
@@ -227,7 +220,10 @@ class TokenizerJsonReader {
     return close();
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", e.what());
+    // nlohmann's message quotes the last token read, which may be a whole (long) string.
+    std::string what = e.what();
+    if (what.size() > 200) what = what.substr(0, 200) + "...";
+    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", what);
     return false;
   }
 
@@ -238,9 +234,9 @@ class TokenizerJsonReader {
   bool scalar(Json v) {
     if (mode_ == Mode::kVocab) return vocab_entry(-2, v);
     if (mode_ == Mode::kMerges)
-      return stop(str_cat(where_merge(), ": must be \"a b\" or [\"a\", \"b\"], got ", json_type_name(v), " ", v.dump()));
+      return stop(str_cat(where_merge(), ": must be \"a b\" or [\"a\", \"b\"], got ", json_type_name(v), " ", json_excerpt(v)));
     if (mode_ == Mode::kMergePair)
-      return stop(str_cat(where_merge(), ": must be a pair of token strings, got ", json_type_name(v), " ", v.dump()));
+      return stop(str_cat(where_merge(), ": must be a pair of token strings, got ", json_type_name(v), " ", json_excerpt(v)));
     return value(std::move(v));
   }
   bool stop(const std::string& message) {
@@ -252,7 +248,7 @@ class TokenizerJsonReader {
     for (const std::string& k : vocab_path_) p += (p.empty() ? "" : ".") + k;
     return p;
   }
-  std::string where_vocab() const { return str_cat(source_, ": ", path_text(), "[\"", vocab_key_, "\"]"); }
+  std::string where_vocab() const { return str_cat(source_, ": ", path_text(), "[\"", text_excerpt(vocab_key_), "\"]"); }
   std::string where_merge() const {
     std::string p;
     for (const std::string& k : merges_path_) p += (p.empty() ? "" : ".") + k;
@@ -260,8 +256,8 @@ class TokenizerJsonReader {
   }
   bool vocab_entry(int64_t id, const Json& v) {
     if (id < 0) {
-      return stop(id == -1 ? str_cat(where_vocab(), ": token id ", v.dump(), " is out of range (0 to ", kMaxTokenId, ")")
-                           : str_cat(where_vocab(), ": a token id must be an integer, got ", json_type_name(v), " ", v.dump()));
+      return stop(id == -1 ? str_cat(where_vocab(), ": token id ", json_excerpt(v), " is out of range (0 to ", kMaxTokenId, ")")
+                           : str_cat(where_vocab(), ": a token id must be an integer, got ", json_type_name(v), " ", json_excerpt(v)));
     }
     if (!vocab.insert(vocab_key_, static_cast<int32_t>(id)))
       return stop(str_cat(where_vocab(), ": the token appears twice"));
@@ -294,7 +290,30 @@ class TokenizerJsonReader {
     }
     return true;
   }
-  bool open(Json container) { return value(std::move(container), true); }
+  bool open(Json container) {
+    // No deeper tree than any other JSON input (base/json_fields.h): error messages,
+    // copies and the Sequence parsers walk it recursively.
+    if (stack_.size() >= static_cast<size_t>(kMaxJsonDepth))
+      return stop(str_cat("JSON nested more than ", kMaxJsonDepth, " levels deep at ", nesting_path()));
+    return value(std::move(container), true);
+  }
+  // The keys down to the innermost open container ("[...]" for array items), cut short.
+  std::string nesting_path() const {
+    std::string p;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (p.size() > 80) {
+        p += "...";
+        break;
+      }
+      if (stack_[i]->is_array()) {
+        p += "[...]";
+      } else {
+        const std::string& k = i + 1 < keys_.size() ? keys_[i + 1] : key_;
+        p += (p.empty() ? "" : ".") + k.substr(0, 32);
+      }
+    }
+    return p;
+  }
   bool close() {
     stack_.pop_back();
     key_ = keys_.back();
@@ -313,8 +332,8 @@ class TokenizerJsonReader {
   int pair_count_ = 0;
 };
 
-void read_json(const std::string& text, TokenizerJsonReader& reader) {
-  const bool ok = Json::sax_parse(text, &reader, Json::input_format_t::json, true, false);
+void read_json(std::string_view text, TokenizerJsonReader& reader) {
+  const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &reader, Json::input_format_t::json, true, false);
   if (!ok) glass::fail(reader.error.empty() ? "not valid JSON" : reader.error);
 }
 
@@ -340,14 +359,14 @@ template <class MakeWhere>
 void add_merge(std::string_view left, std::string_view right, const TokenIdMap& vocab, std::string& scratch,
                MergeIds& out, const MakeWhere& where) {
   const int32_t l = vocab.find(left);
-  if (l < 0) where().fail("merge \"", left, " ", right, "\": token \"", left, "\" is not in the vocabulary");
+  if (l < 0) where().fail("merge \"", text_excerpt(left), " ", text_excerpt(right), "\": token \"", text_excerpt(left), "\" is not in the vocabulary");
   const int32_t r = vocab.find(right);
-  if (r < 0) where().fail("merge \"", left, " ", right, "\": token \"", right, "\" is not in the vocabulary");
+  if (r < 0) where().fail("merge \"", text_excerpt(left), " ", text_excerpt(right), "\": token \"", text_excerpt(right), "\" is not in the vocabulary");
   scratch.assign(left);
   scratch.append(right);
   const int32_t m = vocab.find(scratch);
   if (m < 0)
-    where().fail("merge \"", left, " ", right, "\": the merged token \"", scratch, "\" is not in the vocabulary");
+    where().fail("merge \"", text_excerpt(left), " ", text_excerpt(right), "\": the merged token \"", text_excerpt(scratch), "\" is not in the vocabulary");
   out.pairs.emplace_back(l, r);
   out.merged.push_back(m);
 }
@@ -365,7 +384,7 @@ MergeIds resolve_merges(const MergeList& list, const TokenIdMap& vocab, const Wh
       const size_t space = s.find(' ');
       if (space == std::string_view::npos || space == 0 || space + 1 == s.size() ||
           s.find(' ', space + 1) != std::string_view::npos)
-        at().fail("\"", s, "\" is not two tokens separated by one space");
+        at().fail("\"", text_excerpt(s), "\" is not two tokens separated by one space");
       add_merge(s.substr(0, space), s.substr(space + 1), vocab, scratch, out, at);
     } else {
       const std::string_view left(list.arena.data() + m.offset, m.left_length);
@@ -385,13 +404,13 @@ BpeOptions parse_bpe_options(const Json& model, const TokenIdMap& vocab, const W
   }
   for (const char* name : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     auto v = string_field(model, name, w);
-    if (v && !v->empty()) w.at(name).fail("\"", *v, "\" is not supported (byte-level BPE uses none)");
+    if (v && !v->empty()) w.at(name).fail("\"", text_excerpt(*v), "\" is not supported (byte-level BPE uses none)");
   }
   if (bool_field(model, "byte_fallback", false, w))
     w.at("byte_fallback").fail("byte fallback (SentencePiece-style <0xNN> tokens) is not supported; only byte-level BPE");
   if (auto unk = string_field(model, "unk_token", w)) {
     o.unk_id = vocab.find(*unk);
-    if (o.unk_id < 0) w.at("unk_token").fail("\"", *unk, "\" is not in the vocabulary");
+    if (o.unk_id < 0) w.at("unk_token").fail("\"", text_excerpt(*unk), "\" is not in the vocabulary");
   }
   o.fuse_unk = bool_field(model, "fuse_unk", false, w);
   o.ignore_merges = bool_field(model, "ignore_merges", false, w);
@@ -405,8 +424,8 @@ void parse_model(const Json& root, TokenizerJsonReader& reader, TokenizerModel& 
   if (!model->is_object()) w.fail("must be an object, got ", json_type_name(*model));
   if (auto type = string_field(*model, "type", w)) {
     if (*type == "WordPiece" || *type == "Unigram" || *type == "WordLevel")
-      w.at("type").fail("\"", *type, "\" is not supported: glass implements byte-level BPE only");
-    if (*type != "BPE") w.at("type").fail("unknown model type \"", *type, "\" (expected \"BPE\")");
+      w.at("type").fail("\"", text_excerpt(*type), "\" is not supported: glass implements byte-level BPE only");
+    if (*type != "BPE") w.at("type").fail("unknown model type \"", text_excerpt(*type), "\" (expected \"BPE\")");
   } else if (field(*model, "merges") == nullptr) {
     w.at("type").fail("missing, and there are no merges: not a BPE model");
   }
@@ -468,7 +487,7 @@ void parse_normalizer(const Json* n, TokenizerModel& m, const Where& w) {
     const Json& list = array_field(*n, "normalizers", w);
     for (size_t i = 0; i < list.size(); ++i) parse_normalizer(&list[i], m, w.at("normalizers").index(i));
   } else {
-    w.at("type").fail("normalizer \"", type, "\" is not supported (glass supports NFC, a Sequence of NFC, or none)");
+    w.at("type").fail("normalizer \"", text_excerpt(type), "\" is not supported (glass supports NFC, a Sequence of NFC, or none)");
   }
 }
 
@@ -478,7 +497,7 @@ SplitBehavior parse_behavior(const std::string& s, const Where& w) {
   if (s == "MergedWithPrevious") return SplitBehavior::kMergedWithPrevious;
   if (s == "MergedWithNext") return SplitBehavior::kMergedWithNext;
   if (s == "Contiguous") return SplitBehavior::kContiguous;
-  w.fail("unknown split behavior \"", s, "\"");
+  w.fail("unknown split behavior \"", text_excerpt(s), "\"");
 }
 
 struct PreTokenizerParse {
@@ -523,7 +542,7 @@ void parse_pre_tokenizer(const Json& p, TokenizerModel& m, PreTokenizerParse& st
     }
     ++state.byte_level_steps;
   } else {
-    w.at("type").fail("pre-tokenizer \"", type, "\" is not supported (glass supports Split, ByteLevel and Sequence)");
+    w.at("type").fail("pre-tokenizer \"", text_excerpt(type), "\" is not supported (glass supports Split, ByteLevel and Sequence)");
   }
 }
 
@@ -537,7 +556,7 @@ void parse_post_processor(const Json* p, TokenizerModel& m, const Where& w) {
     return;
   }
   if (type != "TemplateProcessing")
-    w.at("type").fail("post-processor \"", type, "\" is not supported (glass supports ByteLevel, TemplateProcessing, Sequence)");
+    w.at("type").fail("post-processor \"", text_excerpt(type), "\" is not supported (glass supports ByteLevel, TemplateProcessing, Sequence)");
   const Json& single = array_field(*p, "single", w);
   const Json* specials = field(*p, "special_tokens");
   bool seen_sequence = false;
@@ -552,7 +571,7 @@ void parse_post_processor(const Json* p, TokenizerModel& m, const Where& w) {
       auto name = string_field(*sp, "id", at.at("SpecialToken"));
       if (!name) at.at("SpecialToken").at("id").fail("missing");
       const Json* entry = specials ? field(*specials, name->c_str()) : nullptr;
-      if (entry == nullptr) w.at("special_tokens").fail("no entry for \"", *name, "\" used by the template");
+      if (entry == nullptr) w.at("special_tokens").fail("no entry for \"", text_excerpt(*name), "\" used by the template");
       const Json& ids = array_field(*entry, "ids", w.at("special_tokens").at(*name));
       std::vector<int32_t>& dest = seen_sequence ? m.template_suffix : m.template_prefix;
       for (size_t k = 0; k < ids.size(); ++k)
@@ -574,7 +593,7 @@ void parse_decoder(const Json* d, const Where& w) {
     for (size_t i = 0; i < list.size(); ++i) parse_decoder(&list[i], w.at("decoders").index(i));
     return;
   }
-  w.at("type").fail("decoder \"", type, "\" is not supported (glass supports ByteLevel)");
+  w.at("type").fail("decoder \"", text_excerpt(type), "\" is not supported (glass supports ByteLevel)");
 }
 
 std::shared_ptr<TokenizerModel> model_from_json(TokenizerJsonReader& reader, const std::string& source) {
@@ -644,12 +663,12 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos)
-      at().fail("\"", line, "\" is not two tokens separated by one space");
+      at().fail("\"", text_excerpt(line), "\" is not two tokens separated by one space");
     add_merge(line.substr(0, space), line.substr(space + 1), vocab, scratch, merges, at);
   }
 
   Json config = Json::object();
-  if (path_kind(config_path) == PathKind::kFile) config = parse_json(read_file_limited(config_path), config_path);
+  if (path_kind(config_path) != PathKind::kMissing) config = parse_json(read_file_limited(config_path), config_path);
   const Where cw{config_path, ""};
   if (!config.is_object()) glass::fail(config_path, ": the top level must be an object");
   const std::string cls = string_field(config, "tokenizer_class", cw).value_or("Qwen2Tokenizer");
@@ -667,13 +686,13 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
     m->pre_tokenizer.add_split(
         {Regex(kGpt2SplitPattern, config_path + " (GPT-2 regex)"), SplitBehavior::kIsolated, false, std::nullopt});
   } else {
-    cw.at("tokenizer_class").fail("\"", cls, "\" is not supported without a tokenizer.json (glass knows Qwen2Tokenizer and GPT2Tokenizer)");
+    cw.at("tokenizer_class").fail("\"", text_excerpt(cls), "\" is not supported without a tokenizer.json (glass knows Qwen2Tokenizer and GPT2Tokenizer)");
   }
   if (const Json* decoder = field(config, "added_tokens_decoder")) {
     const Where w = cw.at("added_tokens_decoder");
     if (!decoder->is_object()) w.fail("must be an object mapping ids to tokens");
     for (auto it = decoder->begin(); it != decoder->end(); ++it) {
-      const Where at = w.at(it.key());
+      const Where at = w.at(text_excerpt(it.key()));
       const std::string& key = it.key();
       if (key.empty() || key.size() > 9 || key.find_first_not_of("0123456789") != std::string::npos)
         at.fail("the key must be a token id");
@@ -703,7 +722,7 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
 
 Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& source) {
   TokenizerJsonReader reader(source, {"model", "vocab"}, {"model", "merges"});
-  read_json(std::string(json_text), reader);
+  read_json(json_text, reader);
   return Tokenizer(model_from_json(reader, source));
 }
 

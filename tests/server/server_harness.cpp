@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -21,7 +22,8 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::load(model_dir));
   chat_template_ = std::make_unique<ChatTemplate>(ChatTemplate::from_checkpoint(model_dir));
   model_ = std::make_unique<DecoderModel>(DecoderModel::load(model_dir));
-  backend_ = std::make_unique<Backend>("cpu", 2);
+  // Two threads where the machine has them (Backend refuses more than its CPUs).
+  backend_ = std::make_unique<Backend>("cpu", std::min(2, ThreadPool::hardware_threads()));
   const int64_t kv_tokens = options.kv_tokens > 0 ? options.kv_tokens : static_cast<int64_t>(options.parallel) * options.context;
   cache_ = std::make_unique<KVCache>(model_->config(), KVType::F32, kv_tokens);
   server::SchedulerOptions sched;
