@@ -232,17 +232,22 @@ class ConnectionStream final : public httplib::Stream {
   }
 
   // Closing with unread input makes the kernel send a reset, which can destroy the
-  // response in the client's buffers: half-close, then read what still comes (a short
-  // while, a bounded amount) before closing.
+  // response in the client's buffers (a client still sending the body of a refused
+  // request reads its 413 only after): half-close, then read what still comes (at most
+  // 2 s and 16 MiB, until 300 ms pass without any) before closing.
   void lingering_close() {
     ::shutdown(fd_, SHUT_WR);
-    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    auto quiet_until = Clock::now() + std::chrono::milliseconds(300);
     size_t drained = 0;
-    while (drained < (size_t{1} << 20) && Clock::now() < deadline) {
-      if (!wait_for(POLLIN, poll_ms(deadline - Clock::now()))) continue;
+    while (drained < (size_t{16} << 20) && !stopping_()) {
+      const auto now = Clock::now();
+      if (now >= deadline || now >= quiet_until) break;
+      if (!wait_for(POLLIN, poll_ms(std::min(deadline, quiet_until) - now))) continue;
       const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
       if (n <= 0) break;
       drained += static_cast<size_t>(n);
+      quiet_until = Clock::now() + std::chrono::milliseconds(300);
     }
   }
 
