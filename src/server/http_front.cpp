@@ -531,10 +531,21 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
       connection.refusal_.reset();
       bool client_closes = false;
       const bool last = served + 1 == limits_.max_requests_per_connection;
-      ok = process_request(stream, last, client_closes, [this, &connection](httplib::Request& req) {
-        connection.refusal_ = check_request(req);
-        if (connection.refusal_) connection.close_after_ = true;
-      });
+      try {
+        ok = process_request(stream, last, client_closes, [this, &connection](httplib::Request& req) {
+          try {
+            connection.refusal_ = check_request(req);
+          } catch (const std::exception& e) {
+            connection.refusal_ = bad_request(str_cat("The request could not be read: ", e.what()));
+          }
+          if (connection.refusal_) connection.close_after_ = true;
+        });
+      } catch (const std::exception& e) {
+        // Outside the handlers (which httplib guards), e.g. while a response streams:
+        // end this connection, not the server.
+        log_(str_cat("- - connection closed: ", e.what()));
+        break;
+      }
       if (!connection.responded_) {
         // The request line never came whole: httplib answers nothing then.
         using F = ConnectionStream::Failure;

@@ -168,6 +168,14 @@ TEST(ServerHardening, RequestLineTrickledHitsTheHeaderDeadline) {
   EXPECT_LT(t.seconds, 2.0);
 }
 
+TEST(ServerHardening, HeadersOverTheLimitGet431) {
+  TestServer s(demo_model_dir());
+  std::string headers;
+  for (int i = 0; i < 20; ++i) headers += "X-Big-" + std::to_string(i) + ": " + std::string(4000, 'a') + "\r\n";
+  expect_api_error(round_trip(s, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + "\r\n"), 431, "larger than");
+  EXPECT_EQ(status_of(round_trip(s, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")), 200);
+}
+
 TEST(ServerHardening, AnIdleKeptAliveConnectionIsClosed) {
   TestServer s(demo_model_dir(), {.keep_alive_timeout_ms = 500});
   RawConnection c(s.port());
