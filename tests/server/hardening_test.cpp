@@ -214,7 +214,7 @@ TEST(ServerHardening, SlowLorisConnectionsDoNotStarveHealth) {
     if (r) {
       EXPECT_EQ(r->status, 200);
     }
-    EXPECT_LT(seconds_since(start), 1.0);
+    EXPECT_LT(seconds_since(start), 1.5);
   }
   done = true;
   trickler.join();
@@ -424,7 +424,7 @@ TEST(ServerHardening, TheListenBacklogTakesABurstOfConnects) {
   const double slowest_connect = *std::max_element(connect_s.begin(), connect_s.end());
   const double slowest_answer = *std::max_element(answer_s.begin(), answer_s.end());
   EXPECT_LT(slowest_connect, 0.9);
-  EXPECT_LT(slowest_answer, 0.9);
+  EXPECT_LT(slowest_answer, 2.0);
   std::printf("burst of %d connects: slowest connect %.3f s, slowest answer %.3f s\n", kClients, slowest_connect, slowest_answer);
 }
 
