@@ -476,7 +476,11 @@ httplib::Server::HandlerResponse HttpFront::on_error(const httplib::Request& req
     // (404) had their body read.
     if (!c->handler_started_ && (res.status != 404 || e)) c->close_after_ = true;
   }
-  if (!e && !res.body.empty()) return HandlerResponse::Unhandled;
+  if (!e && !res.body.empty()) {
+    if (c != nullptr && c->refusal_)
+      log_(str_cat(req.method, " ", req.path, " ", c->refusal_->status(), ": ", c->refusal_->what()));
+    return HandlerResponse::Unhandled;
+  }
   if (!e) {
     if (res.status == 404)
       e = not_found(str_cat("Unknown route: ", req.method, " ", req.path), std::nullopt, "unknown_url");
