@@ -2,11 +2,14 @@
 // server/scheduler.h for the admission policy and server/openai_server.h for the API).
 #include <pthread.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/checked_math.h"
 #include "base/error.h"
@@ -15,6 +18,7 @@
 #include "cli/model_source.h"
 #include "cli/option_range.h"
 #include "cli/runtime_options.h"
+#include "server/host_policy.h"
 #include "server/openai_server.h"
 #include "server/scheduler.h"
 
@@ -37,6 +41,9 @@ Command add_serve_command(CLI::App& app) {
     int port = 8080;
     size_t parallel = 16, queue = 64;
     int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = 512, max_body_mb = 8;
+    std::vector<std::string> allowed_hosts;
+    double header_timeout = 10, request_timeout = 60, keep_alive_timeout = 5;
+    size_t max_connections = 512;
     bool quiet = false;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
@@ -54,6 +61,19 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--kv-budget-mb", o->kv_budget_mb, "KV-cache memory in MiB (default: --parallel full contexts)");
   sub->add_option("--prefill-chunk", o->prefill_chunk, "Most prompt tokens one forward pass takes")->capture_default_str();
   sub->add_option("--max-body-mb", o->max_body_mb, "Largest request body in MiB; larger ones get 413")->capture_default_str();
+  sub->add_option("--allowed-hosts", o->allowed_hosts,
+                  "Host names the Host and Origin headers may name besides localhost, 127.0.0.1 and [::1] (name, name:port, "
+                  "*.domain, or * for any), comma-separated; others get 403. Default: only those when bound to a loopback "
+                  "address, any otherwise")
+      ->delimiter(',');
+  sub->add_option("--header-timeout", o->header_timeout, "Seconds a request's headers may take to arrive; then 408")
+      ->capture_default_str();
+  sub->add_option("--request-timeout", o->request_timeout, "Seconds a whole request (headers and body) may take to arrive; then 408")
+      ->capture_default_str();
+  sub->add_option("--keep-alive-timeout", o->keep_alive_timeout, "Seconds an idle connection stays open between requests")
+      ->capture_default_str();
+  sub->add_option("--max-connections", o->max_connections, "Most open connections (a thread each); the next gets 503")
+      ->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr");
   o->template_options.add_to(sub, false)[0]->description(
       "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
@@ -70,6 +90,13 @@ Command add_serve_command(CLI::App& app) {
             check_range("--prefill-chunk", o->prefill_chunk, 1, kMaxPrefillChunk);
             check_range("--max-body-mb", o->max_body_mb, 1, kMaxBodyMb);
             check_range("--port", o->port, 0, 65535);
+            for (const auto& [name, seconds] : {std::pair{"--header-timeout", o->header_timeout},
+                                                {"--request-timeout", o->request_timeout},
+                                                {"--keep-alive-timeout", o->keep_alive_timeout}})
+              if (!(seconds > 0) || seconds > 86400) fail(name, ": must be between 0 and 86400 seconds, got ", seconds);
+            check_range("--max-connections", o->max_connections, 1, kMaxConnections);
+            // Checked before the model loads.
+            const server::HostPolicy host_policy = server::HostPolicy::make(o->host, o->allowed_hosts);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
             // (threads inherit the mask, so this comes before the kernels' pool starts)
@@ -124,6 +151,12 @@ Command add_serve_command(CLI::App& app) {
             http.port = o->port;
             http.max_body_bytes = static_cast<size_t>(o->max_body_mb) << 20;
             http.log_requests = !o->quiet;
+            http.allowed_hosts = o->allowed_hosts;
+            const auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
+            http.header_timeout = ms(o->header_timeout);
+            http.request_timeout = ms(o->request_timeout);
+            http.keep_alive_timeout = ms(o->keep_alive_timeout);
+            http.max_connections = o->max_connections;
 
             server::OpenAIServer server(scheduler, served, http);
             const int port = server.bind();
@@ -134,7 +167,8 @@ Command add_serve_command(CLI::App& app) {
                          format_bytes(static_cast<double>(capacity * bytes_per_token)).c_str(),
                          static_cast<long long>(capacity), kv_type_name(kv), o->parallel, o->queue,
                          backend->description().c_str());
-            std::fprintf(stderr, "glass serve: listening on http://%s:%d\n", o->host.c_str(), port);
+            std::fprintf(stderr, "glass serve: listening on http://%s:%d (Host/Origin allowed: %s)\n", o->host.c_str(), port,
+                         host_policy.describe().c_str());
             std::fflush(stderr);
 
             std::thread signal_waiter([&] {

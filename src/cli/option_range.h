@@ -19,6 +19,7 @@ inline constexpr int64_t kMaxQueue = 4096;              // --queue: each waiting
 inline constexpr int64_t kMaxKvBudgetMb = int64_t{1} << 24;  // --kv-budget-mb: 16 TiB
 inline constexpr int64_t kMaxPrefillChunk = 65536;      // --prefill-chunk
 inline constexpr int64_t kMaxBodyMb = 1024;             // --max-body-mb
+inline constexpr int64_t kMaxConnections = 16384;       // --max-connections: a thread each
 // glass run --show-top, glass trace --top-k / --first
 inline constexpr int64_t kMaxShowTop = 1000;
 inline constexpr int64_t kMaxFirstValues = 4096;

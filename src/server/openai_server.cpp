@@ -11,6 +11,7 @@
 #include "runtime/chat_prompt.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
+#include "server/http_front.h"
 #include "server/openai_response.h"
 
 namespace glass::server {
@@ -20,6 +21,20 @@ namespace {
 // How long a stream may stay silent before it sends an SSE comment (which also tells
 // whether the client is still there).
 constexpr std::chrono::milliseconds kHeartbeat{1000};
+// How often a non-streamed request looks at its connection while nothing arrives (it
+// also looks after every token).
+constexpr std::chrono::milliseconds kClientCheck{100};
+
+HttpLimits limits_of(const ServerOptions& o) {
+  HttpLimits l;
+  l.header_timeout = o.header_timeout;
+  l.request_timeout = o.request_timeout;
+  l.keep_alive_timeout = o.keep_alive_timeout;
+  l.max_connections = o.max_connections;
+  l.max_body_bytes = o.max_body_bytes;
+  l.listen_backlog = o.listen_backlog;
+  return l;
+}
 
 void send_error(httplib::Response& res, const ApiError& e) {
   res.status = e.status();
@@ -38,17 +53,17 @@ struct OpenAIServer::Impl {
   Scheduler& scheduler;
   ServedModel model;
   ServerOptions options;
-  httplib::Server http;
+  HttpFront http;
   int64_t started_at = std::time(nullptr);
   uint64_t id_prefix = std::random_device{}();
   std::atomic<uint64_t> next_id{0};
 
-  Impl(Scheduler& s, ServedModel m, ServerOptions o) : scheduler(s), model(std::move(m)), options(std::move(o)) {
+  Impl(Scheduler& s, ServedModel m, ServerOptions o)
+      : scheduler(s),
+        model(std::move(m)),
+        options(std::move(o)),
+        http(limits_of(options), HostPolicy::make(options.host, options.allowed_hosts), [this](const std::string& line) { log(line); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
-    const SchedulerStats st = scheduler.stats();
-    const size_t threads = options.http_threads > 0 ? options.http_threads : st.max_running + st.max_waiting + 8;
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    http.set_payload_max_length(options.max_body_bytes);
     http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
     routes();
   }
@@ -71,7 +86,7 @@ struct OpenAIServer::Impl {
   }
 
   void routes() {
-    http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    http.get("/health", [this](const httplib::Request&, httplib::Response& res) {
       const SchedulerStats s = scheduler.stats();
       const OJson j = {{"status", "ok"},
                        {"model", model.id},
@@ -90,38 +105,23 @@ struct OpenAIServer::Impl {
                        {"rejected", s.rejected}};
       res.set_content(dump_json(j), "application/json");
     });
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    http.get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(dump_json({{"object", "list"}, {"data", OJson::array({model_json()})}}), "application/json");
     });
-    http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    http.get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
       if (req.matches[1] != model.id)
         return send_error(res, not_found(str_cat("The model '", req.matches[1].str(), "' does not exist; this server serves '",
                                                  model.id, "'"),
                                          "model", "model_not_found"));
       res.set_content(dump_json(model_json()), "application/json");
     });
-    http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    http.post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, Endpoint::chat_completions);
     });
-    http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    http.post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, Endpoint::completions);
     });
 
-    // Statuses httplib sets itself (no route, body too large, unreadable request) get
-    // OpenAI-style bodies too; responses that already have one keep it.
-    http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      ApiError e = res.status == 404 ? not_found(str_cat("Unknown route: ", req.method, " ", req.path), std::nullopt, "unknown_url")
-                   : res.status == 413
-                       ? ApiError(413, str_cat("The request body is larger than this server accepts (",
-                                               options.max_body_bytes, " bytes)"),
-                                  "invalid_request_error", std::nullopt, "request_too_large")
-                       : ApiError(res.status, str_cat("The HTTP request could not be handled (status ", res.status, ")"),
-                                  res.status >= 500 ? "server_error" : "invalid_request_error");
-      log(str_cat(req.method, " ", req.path, " ", res.status, ": ", e.what()));
-      res.set_content(dump_json(e.body()), "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }));
     http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "unknown exception";
       try {
@@ -198,7 +198,19 @@ struct OpenAIServer::Impl {
     auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, new_id(endpoint), std::time(nullptr),
                                                      model.id, prompt);
     if (!request->stream) {
-      GenerationStream::Update all = stream->wait_all();
+      // Nothing is written before the end, so no write fails when the client goes:
+      // look at its connection after every token (and every kClientCheck), and cancel.
+      Connection* connection = current_connection();
+      GenerationStream::Update all;
+      while (!all.ended()) {
+        stream->next(all, kClientCheck);
+        if (!all.ended() && connection != nullptr && connection->client_gone()) {
+          scheduler.cancel(*stream);
+          connection->close_after_response();
+          log(str_cat(route, " 499: the client disconnected after ", all.tokens.size(), " tokens, ", seconds_since(start), " s"));
+          return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
+        }
+      }
       if (all.error) {
         log(str_cat(route, " 500: ", *all.error));
         return send_error(res, ApiError(500, *all.error, "server_error"));
@@ -262,16 +274,7 @@ OpenAIServer::OpenAIServer(Scheduler& scheduler, ServedModel model, ServerOption
 
 OpenAIServer::~OpenAIServer() = default;
 
-int OpenAIServer::bind() {
-  const ServerOptions& o = impl_->options;
-  if (o.port == 0) {
-    const int port = impl_->http.bind_to_any_port(o.host);
-    if (port < 0) fail("cannot listen on ", o.host, ": no free port");
-    return port;
-  }
-  if (!impl_->http.bind_to_port(o.host, o.port)) fail("cannot listen on ", o.host, ":", o.port, " (in use, or not an address here)");
-  return o.port;
-}
+int OpenAIServer::bind() { return impl_->http.bind_and_listen(impl_->options.host, impl_->options.port); }
 
 void OpenAIServer::listen() { impl_->http.listen_after_bind(); }
 

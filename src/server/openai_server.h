@@ -6,18 +6,22 @@
 // not fit the context, 404 unknown routes and models, 413 bodies over the limit, 503
 // when the wait queue is full, 500 when a generation fails.
 //
-// cpp-httplib serves each connection on a thread of its pool; a handler tokenizes the
-// request, submits it to the scheduler and writes what its GenerationStream delivers.
-// A streaming client that disconnects makes a write fail: the request is cancelled and
-// its KV blocks freed at once. Streams send an SSE comment after a second of silence
-// (queued or in a long prefill), so a client that left is noticed then too.
-// Non-streamed requests run to the end even when their client leaves (nothing is
-// written before the end).
+// cpp-httplib parses requests; HttpFront (server/http_front.h) owns the connections (a
+// thread each, deadlines, pipelining, framing and Host/Origin checks, the listening
+// socket). A handler tokenizes the request, submits it to the scheduler and writes what
+// its GenerationStream delivers. A streaming client that disconnects makes a write
+// fail: the request is cancelled and its KV blocks freed at once. Streams send an SSE
+// comment after a second of silence (queued or in a long prefill), so a client that
+// left is noticed then too. A non-streamed request looks at its connection after every
+// token (and every 100 ms while queued): a client that closed it (or reset it) cancels
+// the request the same way (logged as 499).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
 #include "sampling/sampling_params.h"
@@ -40,10 +44,20 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (bind() says which)
   size_t max_body_bytes = size_t{8} << 20;
-  // Connection threads; 0: the scheduler's max_running + max_waiting + 8, so that every
-  // request the scheduler could hold (and a few /health calls) has a thread, and one
-  // past that gets its 503 instead of waiting for a thread.
-  size_t http_threads = 0;
+  // A request's head (request line and headers) must have arrived this long after its
+  // first byte, and the whole request (head and body) this long after it: a client that
+  // trickles bytes cannot hold its connection longer. Past either: 408, connection closed.
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds request_timeout{60'000};
+  // How long a kept-alive connection may wait for its next request.
+  std::chrono::milliseconds keep_alive_timeout{5'000};
+  // Open connections, each served by its own thread; the next one gets 503 at once.
+  size_t max_connections = 512;
+  int listen_backlog = 1024;  // the kernel caps it at net.core.somaxconn
+  // Host names (optionally name:port, "*.domain", or "*" for any) a request's Host and
+  // Origin may name besides the loopback ones. Empty: only loopback names when bound to
+  // a loopback address, anything otherwise.
+  std::vector<std::string> allowed_hosts;
   bool log_requests = true;  // one line per request on stderr
 };
 

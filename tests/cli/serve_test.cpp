@@ -18,6 +18,13 @@ TEST(ServeCli, RefusesBadOptionsBeforeLoading) {
   r = run_glass("serve --prefill-chunk 0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--prefill-chunk"), std::string::npos) << r.err;
+  r = run_glass("serve --allowed-hosts 'glass.lan,http://x'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--allowed-hosts: 'http://x'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("demo model"), std::string::npos) << "refused before loading: " << r.err;
+  r = run_glass("serve --header-timeout 0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--header-timeout"), std::string::npos) << r.err;
   r = run_glass("serve -m /nonexistent/model");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("/nonexistent/model"), std::string::npos) << r.err;
@@ -26,7 +33,8 @@ TEST(ServeCli, RefusesBadOptionsBeforeLoading) {
 TEST(ServeCli, HelpNamesTheOptions) {
   const auto r = run_glass("serve --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* option : {"--host", "--port", "--parallel", "--queue", "--ctx-size", "--kv-budget-mb", "--model-name"})
+  for (const char* option : {"--host", "--port", "--parallel", "--queue", "--ctx-size", "--kv-budget-mb", "--model-name",
+                             "--allowed-hosts", "--header-timeout", "--request-timeout", "--max-connections"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 

@@ -33,9 +33,15 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   server::ServedModel served{options.model_name, tokenizer_.get(), chat_template_.get(), default_sampling(),
                              options.chat_template_kwargs};
   server::ServerOptions http;
-  http.port = 0;
+  http.port = options.port;
   http.max_body_bytes = options.max_body_bytes;
   http.log_requests = options.log_requests;
+  using std::chrono::milliseconds;
+  if (options.header_timeout_ms > 0) http.header_timeout = milliseconds(options.header_timeout_ms);
+  if (options.request_timeout_ms > 0) http.request_timeout = milliseconds(options.request_timeout_ms);
+  if (options.keep_alive_timeout_ms > 0) http.keep_alive_timeout = milliseconds(options.keep_alive_timeout_ms);
+  if (options.max_connections > 0) http.max_connections = options.max_connections;
+  http.allowed_hosts = options.allowed_hosts;
   server_ = std::make_unique<server::OpenAIServer>(*scheduler_, served, http);
   port_ = server_->bind();
   thread_ = std::thread([this] { server_->listen(); });
@@ -96,6 +102,20 @@ RawConnection::~RawConnection() { close(); }
 void RawConnection::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+bool RawConnection::read_until_closed(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return true;  // closed (or reset)
+    received_.append(buf, static_cast<size_t>(n));
+  }
 }
 
 void RawConnection::send_all(const std::string& bytes) {

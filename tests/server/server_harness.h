@@ -33,6 +33,13 @@ struct TestServerOptions {
   std::string model_name = "test-model";
   bool log_requests = false;
   jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();  // the server's defaults
+  // HTTP limits (0: the server's defaults).
+  int port = 0;  // 0: a free port
+  int header_timeout_ms = 0;
+  int request_timeout_ms = 0;
+  int keep_alive_timeout_ms = 0;
+  size_t max_connections = 0;
+  std::vector<std::string> allowed_hosts = {};
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json
@@ -87,7 +94,11 @@ class RawConnection {
   // Reads until `needle` has arrived (or the peer closes / `timeout_ms` passes); returns
   // everything read so far.
   std::string read_until(const std::string& needle, int timeout_ms = 10000);
+  // Reads until the peer closes the connection (true) or `timeout_ms` passes (false).
+  bool read_until_closed(int timeout_ms);
+  const std::string& received() const { return received_; }
   void close();
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;
