@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "base/error.h"
 #include "kernels/thread_pool.h"
 #include "support/test_support.h"
 
