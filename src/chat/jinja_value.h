@@ -48,7 +48,7 @@ class Dict {
   // Replaces the value of an existing key in place (keeping its position), else appends.
   void set(Value key, Value value);
   const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
-  size_t size() const { return entries_.size(); }
+  size_t size() const;  // defined below Value: clang needs the complete type here
 
  private:
   std::vector<std::pair<Value, Value>> entries_;
@@ -149,6 +149,8 @@ class Value {
       data_;
   int depth_ = 0;
 };
+
+inline size_t Dict::size() const { return entries_.size(); }
 
 // Python's type name, for error messages: "str", "int", "list", "dict", "NoneType"...
 std::string type_name(const Value& v);
