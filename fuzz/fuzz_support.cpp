@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -78,6 +79,22 @@ bool known_json_number_overflow(std::string_view json_text) {
   } catch (const nlohmann::json::out_of_range& e) {
     return e.id == 406;
   } catch (const nlohmann::json::exception&) {
+  }
+  return false;
+}
+
+bool known_json_float_outside_int64(std::string_view json_text) {
+  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
+  std::vector<const nlohmann::json*> todo{&j};
+  while (!todo.empty()) {
+    const nlohmann::json* v = todo.back();
+    todo.pop_back();
+    if (v->is_number_float()) {
+      const double d = v->get<double>();
+      if (!(d >= -9.223372036854775808e18 && d < 9.223372036854775808e18)) return true;
+    }
+    if (v->is_structured())
+      for (const auto& item : *v) todo.push_back(&item);
   }
   return false;
 }
