@@ -25,7 +25,7 @@ targets=("$@")
 
 # Per target: the longest input (long enough for every real file of its kind that is
 # worth mutating) and the time one input may take before it counts as a hang.
-declare -A max_len=([safetensors_header]=16384 [model_config]=4096 [tokenizer_json]=16384 [tokenizer_encode]=4096
+declare -A max_len=([safetensors_header]=16384 [model_config]=4096 [tokenizer_json]=16384 [tokenizer_encode]=2048
                     [tokenizer_decode]=4096 [jinja_template]=8192 [completion_request]=4096)
 declare -A timeout=([safetensors_header]=5 [model_config]=5 [tokenizer_json]=10 [tokenizer_encode]=5
                     [tokenizer_decode]=5 [jinja_template]=10 [completion_request]=10)
@@ -61,7 +61,9 @@ run_target() {
               -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$findings/$t/")
   [ -z "${dict[$t]:-}" ] || args+=(-dict="fuzz/dict/${dict[$t]}.dict")
   local rc=0
-  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  # hard_rss_limit_mb: ASan checks it 10 times a second, libFuzzer its -rss_limit_mb once: a
+  # runaway allocation stops before it takes the machine's memory.
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0:hard_rss_limit_mb=3072 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/fuzz/fuzz_$t" "${args[@]}" "$build/fuzz-corpus/$t" "$seeds/$t" >"$logs/$t.log" 2>&1 || rc=$?
   echo "$rc" >"$logs/$t.rc"
 }
