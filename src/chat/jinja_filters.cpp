@@ -580,15 +580,29 @@ Value f_round(Interpreter& interp, const Value& v, const CallArgs& args) {
   if (method == "common") {
     if (v.is_int() || v.is_bool()) {
       if (precision >= 0) return Value::integer(v.to_int());
-      const double scale = std::pow(10.0, static_cast<double>(-precision));
-      return Value::integer(static_cast<int64_t>(std::nearbyint(static_cast<double>(v.to_int()) / scale) * scale));
+      // Python rounds an int exactly, half to even, to a multiple of 10^-precision.
+      const __int128 x = v.to_int();
+      if (precision < -19) return Value::integer(0);  // 10^20 / 2 exceeds any int64
+      __int128 q = 1;
+      for (int64_t k = 0; k < -precision; ++k) q *= 10;
+      __int128 r = x % q;
+      if (r < 0) r += q;  // Python's modulo: 0 <= r < q
+      __int128 rounded = x - r;
+      if (2 * r > q || (2 * r == q && ((rounded / q) % 2 != 0))) rounded += q;
+      if (rounded > INT64_MAX || rounded < INT64_MIN)
+        fail("round(", v.to_int(), ", ", precision, ") does not fit in 64 bits");
+      return Value::integer(static_cast<int64_t>(rounded));
     }
     const double d = v.as_float();
     if (!std::isfinite(d)) return v;
     if (precision == 0) return Value::number(std::nearbyint(d));
-    if (precision > 0 && precision < 300) {
+    // As CPython's float round: past 323 digits every double is exact, and below -308 every
+    // double rounds to (signed) zero.
+    if (precision > 323) return v;
+    if (precision < -308) return Value::number(0.0 * d);
+    if (precision > 0) {
       // printf rounds the exact binary value, ties to even, as Python's round() does.
-      char buf[512];
+      char buf[1100];  // up to 309 digits, the point and 323 decimals
       std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(precision), d);
       return Value::number(std::strtod(buf, nullptr));
     }

@@ -329,14 +329,24 @@ std::string python_percent_format(const std::string& format, const Value& args, 
           fail("%", conv, " format: an integer is required, not float");
         const double d = v.to_double();
         if (v.is_float() && !std::isfinite(d)) fail("cannot convert float ", python_float_repr(d), " to integer");
-        const int64_t n = v.is_float() ? static_cast<int64_t>(d) : v.to_int();
+        // A float past int64's range (Python's int has none) is an integer already; its digits
+        // are its exact decimal expansion, as %.0f prints it.
+        const bool wide = v.is_float() && !(d >= -0x1p63 && d < 0x1p63);
+        const int64_t n = wide ? 0 : v.is_float() ? static_cast<int64_t>(d) : v.to_int();
         const int base = conv == 'x' || conv == 'X' ? 16 : conv == 'o' ? 8 : 10;
-        std::string digits = int_digits(n, base, conv == 'X');
+        std::string digits;
+        if (wide) {
+          char buf[400];  // DBL_MAX has 309 digits
+          std::snprintf(buf, sizeof buf, "%.0f", std::fabs(d));
+          digits = buf;
+        } else {
+          digits = int_digits(n, base, conv == 'X');
+        }
         if (s.precision >= 0) budget.check_string_size(static_cast<uint64_t>(s.precision));
         if (s.precision >= 0 && digits.size() < static_cast<size_t>(s.precision))
           digits.insert(0, static_cast<size_t>(s.precision) - digits.size(), '0');
         if (s.alternate && base != 10) digits = std::string("0") + (conv == 'o' ? 'o' : conv) + digits;
-        const std::string sign = n < 0 ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
+        const std::string sign = (wide ? d < 0 : n < 0) ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
         piece = sign + digits;
         if (s.zero && !left) {
           s.fill = '0';

@@ -57,7 +57,7 @@ class Dict {
   void set(std::string_view key, Value value);
   const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
   uint64_t hash_at(size_t i) const { return hashes_[i]; }
-  size_t size() const { return entries_.size(); }
+  size_t size() const;  // defined below Value: clang needs the complete type here
 
  private:
   struct Prehashed {
@@ -169,6 +169,8 @@ class Value {
       data_;
   int depth_ = 0;
 };
+
+inline size_t Dict::size() const { return entries_.size(); }
 
 // Python's type name, for error messages: "str", "int", "list", "dict", "NoneType"...
 std::string type_name(const Value& v);
