@@ -3,19 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "server/api_error.h"
+#include "server/request_errors.h"
 
 namespace glass::server {
 namespace {
 
-// The ApiError a body gets (status 0 when it parses).
-ApiError error_of(const std::string& body, Endpoint endpoint = Endpoint::chat_completions) {
-  try {
-    parse_completion_request(body, endpoint);
-  } catch (const ApiError& e) {
-    return e;
-  }
-  return ApiError(0, "", "");
-}
+using test::error_of;
 
 const char* kMessages = R"("messages": [{"role": "user", "content": "Hi"}])";
 

@@ -10,19 +10,12 @@
 #include "runtime/chat_prompt.h"
 #include "server/api_error.h"
 #include "server/completion_request.h"
+#include "server/request_errors.h"
 
 namespace glass::server {
 namespace {
 
-// The ApiError a body gets (status 0 when it parses).
-ApiError error_of(const std::string& body, Endpoint endpoint = Endpoint::chat_completions) {
-  try {
-    parse_completion_request(body, endpoint);
-  } catch (const ApiError& e) {
-    return e;
-  }
-  return ApiError(0, "", "");
-}
+using test::error_of;
 
 // `depth` nested arrays around a 1: "[[[1]]]" for depth 3.
 std::string nested_arrays(size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); }
