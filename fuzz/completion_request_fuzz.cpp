@@ -7,6 +7,13 @@
 #include "runtime/chat_prompt.h"
 #include "server/completion_request.h"
 
+// The fixed inputs load before fuzzing starts, outside the per-input timeout.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)glass::fuzz::qwen_tokenizer();
+  (void)glass::fuzz::qwen_chat_template();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace glass;
   using namespace glass::server;
