@@ -29,9 +29,10 @@ const std::string kMemoryLimit = "";
 const std::string kMemoryLimit = "ulimit -v 4000000; ";
 #endif
 
-// `glass args` under kMemoryLimit and a timeout, as a shell command.
+// `glass args` under kMemoryLimit and a timeout, as a shell command. KILL follows TERM
+// after 5 s: glass serve blocks SIGTERM in every thread until its waiter runs.
 std::string bounded_command(const std::string& args, int seconds = 60) {
-  return str_cat("(", kMemoryLimit, "timeout ", seconds, " ", shell_quote(test::glass_binary()), " ", args, ")");
+  return str_cat("(", kMemoryLimit, "timeout -k 5 ", seconds, " ", shell_quote(test::glass_binary()), " ", args, ")");
 }
 test::CommandResult run_bounded(const std::string& args, int seconds = 60) {
   return run_command(bounded_command(args, seconds));
