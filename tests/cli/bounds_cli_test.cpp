@@ -20,6 +20,24 @@ using test::run_glass;
 using test::shell_quote;
 using test::TempDir;
 
+// A ulimit on address space for commands that an unfixed binary would run away with
+// (threads past the machine, reading /dev/zero): it then fails, not the shared host.
+// ASan reserves terabytes of shadow memory, so a sanitized binary runs without it.
+#if defined(__SANITIZE_ADDRESS__)
+const std::string kMemoryLimit = "";
+#else
+const std::string kMemoryLimit = "ulimit -v 4000000; ";
+#endif
+
+// `glass args` under kMemoryLimit and a timeout, as a shell command. KILL follows TERM
+// after 5 s: glass serve blocks SIGTERM in every thread until its waiter runs.
+std::string bounded_command(const std::string& args, int seconds = 60) {
+  return str_cat("(", kMemoryLimit, "timeout -k 5 ", seconds, " ", shell_quote(test::glass_binary()), " ", args, ")");
+}
+test::CommandResult run_bounded(const std::string& args, int seconds = 60) {
+  return run_command(bounded_command(args, seconds));
+}
+
 // A command that must end with a clear error: exit status 1 (glass::Error), not a crash
 // (signal), an internal error (2) or a hang (124 from `timeout`).
 void expect_clear_error(const test::CommandResult& r, const std::string& in_message, const std::string& what) {
@@ -58,8 +76,13 @@ TEST(CliBounds, LogitsOutputToAFifoIsWrittenThrough) {
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a file";
   EXPECT_EQ(test::read_f32_file(tmp.file("got.f32")).size(), 151936u);
-  // /dev/stdout into a pipe: a link chain to "pipe:[...]", written through.
-  const auto piped = run_command(shell_quote(test::glass_binary()) + " logits --ids 9707 --out /dev/stdout | wc -c");
+  // Standard output into a pipe through a link, as --out /dev/stdout: a chain to the magic
+  // link /proc/self/fd/1 -> "pipe:[...]", written through. (A link of our own, not
+  // /dev/stdout itself: an unfixed binary running as root replaces what it is given.)
+  const std::string out_link = tmp.file("stdout.link");
+  ASSERT_EQ(::symlink("/proc/self/fd/1", out_link.c_str()), 0);
+  const auto piped =
+      run_command(shell_quote(test::glass_binary()) + " logits --ids 9707 --out " + shell_quote(out_link) + " | wc -c");
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   EXPECT_EQ(std::stoll(piped.out), 151936 * 4) << piped.err;
 }
@@ -98,7 +121,7 @@ TEST(CliBounds, TinyTemperaturesAreGreedy) {
 TEST(CliBounds, ThreadCountsAreBoundedByTheMachine) {
   const int cpus = ThreadPool::hardware_threads();
   for (const std::string& n : {std::string("2147483647"), std::string("1000"), std::to_string(cpus + 1)}) {
-    const auto r = run_command("timeout 60 " + shell_quote(test::glass_binary()) + " run -p Hi -n 1 --threads " + n);
+    const auto r = run_bounded("run -p Hi -n 1 --threads " + n);
     expect_clear_error(r, "--threads", "--threads " + n);
     EXPECT_NE(r.err.find(std::to_string(cpus)), std::string::npos) << "names what the machine has: " << r.err;
   }
@@ -115,7 +138,7 @@ TEST(CliBounds, InspectRefusesConfigValuesPastTheirBounds) {
     Json config = test::published_config("Qwen3-8B");
     config[field] = value;
     test::write_string(tmp.file("config.json"), config.dump());
-    const auto r = run_glass("inspect -m " + shell_quote(tmp.file("config.json")));
+    const auto r = run_bounded("inspect -m " + shell_quote(tmp.file("config.json")));  // 2^40 layers looped
     expect_clear_error(r, str_cat("\"", field, "\""), field);
     EXPECT_NE(r.err.find("at most"), std::string::npos) << r.err;
   }
@@ -134,7 +157,8 @@ TEST(CliBounds, ServeSizesHaveRanges) {
       {"--prefill-chunk 9223372036854775807", "--prefill-chunk"},
   };
   for (const auto& [flags, name] : cases) {
-    const auto r = run_command("timeout 60 " + shell_quote(test::glass_binary()) + " serve --port 0 " + flags);
+    // Unfixed, --parallel and --queue started that many HTTP threads.
+    const auto r = run_bounded("serve --port 0 " + flags);
     EXPECT_NE(r.exit_code, 0) << flags;
     EXPECT_LT(r.exit_code, 124) << flags << ": crashed or hung\n" << r.err;
     EXPECT_NE(r.err.find(name), std::string::npos) << flags << "\n" << r.err;
@@ -146,24 +170,16 @@ TEST(CliBounds, ServeSizesHaveRanges) {
 // Issue 15 item 10: a FIFO as config.json blocked the loader; /dev/zero as --messages
 // was read without limit (memory is capped here so the unfixed binary fails, not the host).
 TEST(CliBounds, SpecialFilesWhereAFileIsExpectedAreRefused) {
-#if defined(__SANITIZE_ADDRESS__)
-  const std::string limit = "";  // ASan reserves terabytes of shadow memory: a ulimit -v stops it first
-#else
-  const std::string limit = "ulimit -v 4000000; ";
-#endif
   TempDir tmp;
   ASSERT_EQ(::mkfifo(tmp.file("config.json").c_str(), 0600), 0);
-  auto r = run_command("timeout 20 " + shell_quote(test::glass_binary()) + " inspect -m " + shell_quote(tmp.path()));
+  auto r = run_bounded("inspect -m " + shell_quote(tmp.path()), 20);
   expect_clear_error(r, "not a regular file", "a FIFO config.json");
-  r = run_command(limit + "timeout 20 " + shell_quote(test::glass_binary()) +
-                  " chat-template --messages /dev/zero");
+  r = run_bounded("chat-template --messages /dev/zero", 20);
   expect_clear_error(r, "/dev/zero: not a regular file", "--messages /dev/zero");
-  r = run_command(limit + "timeout 20 " + shell_quote(test::glass_binary()) +
-                  " chat-template --messages " + shell_quote(tmp.file("config.json")));
+  r = run_bounded("chat-template --messages " + shell_quote(tmp.file("config.json")), 20);
   expect_clear_error(r, "not a regular file", "--messages FIFO");
   // stdin is read up to the same cap as a file.
-  r = run_command(str_cat("head -c 100000000 /dev/zero | (", limit, "timeout 20 ", shell_quote(test::glass_binary()),
-                          " chat-template)"));
+  r = run_command(str_cat("head -c 100000000 /dev/zero | ", bounded_command("chat-template", 20)));
   expect_clear_error(r, "stdin", "100 MB on stdin");
   EXPECT_NE(r.err.find("limit"), std::string::npos) << r.err;
 }
