@@ -8,9 +8,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace glass::fuzz {
 
@@ -71,32 +68,6 @@ const ChatTemplate& qwen_chat_template() {
   static const ChatTemplate t =
       load_or_exit<ChatTemplate>("chat template", [] { return ChatTemplate::from_checkpoint(tokenizer_dir()); });
   return t;
-}
-
-bool known_json_number_overflow(std::string_view json_text) {
-  try {
-    (void)nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::out_of_range& e) {
-    return e.id == 406;
-  } catch (const nlohmann::json::exception&) {
-  }
-  return false;
-}
-
-bool known_json_float_outside_int64(std::string_view json_text) {
-  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
-  std::vector<const nlohmann::json*> todo{&j};
-  while (!todo.empty()) {
-    const nlohmann::json* v = todo.back();
-    todo.pop_back();
-    if (v->is_number_float()) {
-      const double d = v->get<double>();
-      if (!(d >= -9.223372036854775808e18 && d < 9.223372036854775808e18)) return true;
-    }
-    if (v->is_structured())
-      for (const auto& item : *v) todo.push_back(&item);
-  }
-  return false;
 }
 
 const std::string& scratch_path(const char* suffix) {

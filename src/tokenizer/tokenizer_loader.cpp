@@ -629,6 +629,13 @@ std::shared_ptr<TokenizerModel> model_from_json(TokenizerJsonReader& reader, con
   }
   finish_added_tokens(*m);
   m->build_id_tables();
+  // The template's ids are added to every encoding: each must be a token, or encode
+  // would return ids that neither the model nor decode knows.
+  for (const std::vector<int32_t>* ids : {&m->template_prefix, &m->template_suffix})
+    for (int32_t id : *ids)
+      if (static_cast<size_t>(id) >= m->id_flags.size() || !(m->id_flags[static_cast<size_t>(id)] & TokenizerModel::kExists))
+        top.at("post_processor").at("special_tokens").fail("the template adds id ", id,
+                                                           ", which is not in the vocabulary or added_tokens");
   return m;
 }
 

@@ -216,6 +216,19 @@ TEST(TokenizerLoader, TemplateProcessingAddsItsTokens) {
   expect_error(j, "no entry for \"<eos>\"");
 }
 
+// Found by fuzz_tokenizer_json: a template whose special token names an id that is no
+// token made encode return that id.
+TEST(TokenizerLoader, RejectsATemplateIdThatIsNoToken) {
+  Json j = test::tiny_tokenizer_json({});
+  j["added_tokens"] = {test::added_token(300, "<bos>", true)};
+  j["post_processor"] = Json::parse(R"({"type": "TemplateProcessing",
+       "single": [{"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+       "pair": [], "special_tokens": {"<bos>": {"id": "<bos>", "ids": [372], "tokens": ["<bos>"]}}})");
+  expect_error(j, "post_processor.special_tokens: the template adds id 372, which is not in the vocabulary or added_tokens");
+  j["post_processor"]["special_tokens"]["<bos>"]["ids"] = {300};
+  EXPECT_EQ(test::tokenizer_of(j).encode("x"), (std::vector<int32_t>{300, 'x'}));
+}
+
 TEST(TokenizerLoader, LoadsFromAFileOrAFolderAndNamesMissingOnes) {
   test::TempDir dir;
   test::write_string(dir.file("tokenizer.json"), with_merges().dump());
