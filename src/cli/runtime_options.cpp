@@ -9,7 +9,7 @@ void RuntimeOptions::add_to(CLI::App* sub, const std::string& default_kv) {
   sub->add_option("--kernels", kernels, "cpu (SIMD, threaded) or reference (scalar oracle)")->capture_default_str();
   sub->add_option("-t,--threads", threads, "Threads (0: every CPU)")->capture_default_str();
   sub->add_option("--weight-type", weight_type,
-                  "Convert weight matrices at load: f32, f16, bf16, q8_0, q4_0 (default: as stored)");
+                  str_cat("Convert weight matrices at load: ", encodable_weight_type_names(), " (default: as stored)"));
   sub->add_option("--kv-type", kv_type, "KV-cache element type: f32, f16, bf16")->capture_default_str();
 }
 
@@ -17,8 +17,8 @@ LoadOptions RuntimeOptions::load_options() const {
   LoadOptions o;
   if (!weight_type.empty()) {
     WeightType t;
-    if (!parse_weight_type(weight_type, &t))
-      fail("--weight-type: \"", weight_type, "\" is not one of f32, f16, bf16, q8_0, q4_0");
+    if (!parse_weight_type(weight_type, &t) || traits(t).quantize == nullptr)
+      fail("--weight-type: \"", text_excerpt(weight_type), "\" is not one of ", encodable_weight_type_names());
     o.weight_type = t;
   }
   return o;

@@ -24,7 +24,9 @@ std::string CpuKernels::simd_path() const {
 
 const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
-  if (type == WeightType::F32 || type == WeightType::F16) return reinterpret_cast<const std::byte*>(x);
+  // Types without a kernel of their own run through the f32 one, which reads x as it is.
+  if (type == WeightType::F32 || type == WeightType::F16 || !simd::has_kernel(type))
+    return reinterpret_cast<const std::byte*>(x);
   const size_t row = simd::prepared_row_bytes(type, cols);
   if (buffer.size() < row * static_cast<size_t>(n)) buffer.resize(row * static_cast<size_t>(n));
   std::byte* out = buffer.data();
@@ -38,9 +40,30 @@ const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n,
   return out;
 }
 
+void CpuKernels::matmul_rows(const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin, int64_t row_end,
+                             const float* bias, float* y) const {
+  if (simd::has_kernel(w.type)) {
+    simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
+    return;
+  }
+  // Decode kRowGrain rows at a time to f32 and run the f32 kernel on them: every output
+  // is the same f32 dot product whatever the split, so invariance holds as for the others.
+  const int64_t cols = w.cols;
+  std::vector<float> rows(static_cast<size_t>(kRowGrain * cols)), out(static_cast<size_t>(kRowGrain * n));
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kRowGrain) {
+    const int64_t m = std::min(kRowGrain, row_end - r0);
+    for (int64_t i = 0; i < m; ++i) dequantize_row(w, r0 + i, &rows[static_cast<size_t>(i * cols)]);
+    const WeightMatrix f{WeightType::F32, reinterpret_cast<const std::byte*>(rows.data()), m, cols,
+                         static_cast<size_t>(cols) * sizeof(float)};
+    simd::matmul_rows(f, xp, n, 0, m, bias != nullptr ? bias + r0 : nullptr, out.data(), false);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t i = 0; i < m; ++i) y[t * w.rows + r0 + i] = out[static_cast<size_t>(t * m + i)];
+  }
+}
+
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
   const std::byte* xp = prepare(w.type, x, n, w.cols, prepared_);
-  pool_.parallel_for(w.rows, kRowGrain, [&](int64_t b, int64_t e) { simd::matmul_rows(w, xp, n, b, e, bias, y, features_.avx512_vnni); });
+  pool_.parallel_for(w.rows, kRowGrain, [&](int64_t b, int64_t e) { matmul_rows(w, xp, n, b, e, bias, y); });
 }
 
 void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) {
@@ -61,8 +84,7 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
     for (size_t i = 0; i < count; ++i) {
       const int64_t rows = outputs[i].w->rows;
       const int64_t lo = std::max(b, offset), hi = std::min(e, offset + rows);
-      if (lo < hi) simd::matmul_rows(*outputs[i].w, xp, n, lo - offset, hi - offset, outputs[i].bias, outputs[i].y,
-                                    features_.avx512_vnni);
+      if (lo < hi) matmul_rows(*outputs[i].w, xp, n, lo - offset, hi - offset, outputs[i].bias, outputs[i].y);
       offset += rows;
     }
   });
@@ -76,8 +98,8 @@ void CpuKernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, c
   float* u = up_scratch_.data();
   const int64_t rows = gate.rows;
   pool_.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
-    simd::matmul_rows(gate, gp, n, b, e, nullptr, out, features_.avx512_vnni);
-    simd::matmul_rows(up, upp, n, b, e, nullptr, u, features_.avx512_vnni);
+    matmul_rows(gate, gp, n, b, e, nullptr, out);
+    matmul_rows(up, upp, n, b, e, nullptr, u);
     for (int64_t t = 0; t < n; ++t) simd::silu_mul(out + t * rows + b, u + t * rows + b, e - b, out + t * rows + b);
   });
 }

@@ -39,6 +39,9 @@ class CpuKernels final : public Kernels {
 
  private:
   const std::byte* prepare(WeightType type, const float* x, int64_t n, int64_t cols, std::vector<std::byte>& buffer);
+  // simd::matmul_rows, or for a type without a kernel its rows decoded to f32 first.
+  void matmul_rows(const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin, int64_t row_end,
+                   const float* bias, float* y) const;
 
   ThreadPool& pool_;
   CpuFeatures features_;

@@ -66,7 +66,7 @@ HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
 // ---------------------------------------------------------------- activations
 
 size_t PreparedRowBytes(WeightType type, int64_t cols) {
-  if (is_block_quantized(type)) return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+  if (interleavable(type)) return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
   return static_cast<size_t>(cols) * sizeof(float);
 }
 
@@ -96,8 +96,7 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
         for (int64_t c = whole; c < cols; ++c) dst[c] = src[c];
         break;
       }
-      case WeightType::Q8_0:
-      case WeightType::Q4_0: {
+      default: {  // Q8_0, Q4_0 (has_kernel)
         auto* blocks = reinterpret_cast<ActBlock*>(row);
         for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
           const float* v = src + b * kQuantBlock;
@@ -543,6 +542,8 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
       TileInt8<BlockQ4_0, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared),
                                 static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
       return;
+    default:  // no kernel (has_kernel): CpuKernels decodes such rows to f32 first
+      return;
   }
 }
 
@@ -844,6 +845,16 @@ const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 std::vector<int64_t> available_targets() { return hwy::SupportedAndGeneratedTargets(); }
 void force_target(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 const char* name_of_target(int64_t target) { return hwy::TargetName(target); }
+bool has_kernel(WeightType type) {
+  switch (type) {
+    case WeightType::F32:
+    case WeightType::F16:
+    case WeightType::BF16:
+    case WeightType::Q8_0:
+    case WeightType::Q4_0: return true;
+    default: return false;
+  }
+}
 size_t prepared_row_bytes(WeightType type, int64_t cols) { return HWY_DYNAMIC_DISPATCH(PreparedRowBytes)(type, cols); }
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out) {
   HWY_DYNAMIC_DISPATCH(PrepareRows)(type, x, n, cols, out);

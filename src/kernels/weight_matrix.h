@@ -8,31 +8,13 @@
 #include <cstring>
 #include <string>
 
+#include "quant/blocks.h"
+#include "quant/weight_type.h"
+
 namespace glass {
 
-enum class WeightType { F32, F16, BF16, Q8_0, Q4_0 };
-
-const char* weight_type_name(WeightType t);             // "f32", "bf16", "q8_0", ...
-bool parse_weight_type(const std::string& s, WeightType* out);
-
-// llama.cpp-compatible blocks of 32 values with an fp16 scale.
-inline constexpr int64_t kQuantBlock = 32;
-struct BlockQ8_0 {
-  uint16_t scale;  // fp16
-  int8_t q[32];    // value = q * scale
-};
-struct BlockQ4_0 {
-  uint16_t scale;   // fp16
-  uint8_t q[16];    // low nibble: value j, high nibble: value j + 16; value = (nibble - 8) * scale
-};
-static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
-
-bool is_block_quantized(WeightType t);
-// Bytes for one row of `cols` values; block types need cols % 32 == 0.
-size_t weight_row_bytes(WeightType t, int64_t cols);
-
-// Interleaved block-quantized layout (llama.cpp calls this repacking): rows come in
-// groups of kInterleaveRows. A group takes the space of its rows, and holds, block by
+// Interleaved block-quantized layout of q8_0 and q4_0 (llama.cpp calls this repacking):
+// rows come in groups of kInterleaveRows. A group takes the space of its rows, and holds, block by
 // block, the group's 8 fp16 scales (16 bytes) and then its quants, so that one 32-byte
 // load carries 4 consecutive values of each of the 8 rows:
 //   q8_0: 8 slices s = 0..7 of 32 bytes; byte 4r + j of slice s is row r's value 4s + j.
@@ -41,6 +23,7 @@ size_t weight_row_bytes(WeightType t, int64_t cols);
 // The values and scales are exactly those of the row-major blocks. Rows past the last
 // whole group stay row-major at data + r * row_bytes.
 inline constexpr int64_t kInterleaveRows = 8;
+inline bool interleavable(WeightType t) { return t == WeightType::Q8_0 || t == WeightType::Q4_0; }
 
 struct WeightMatrix {
   WeightType type = WeightType::F32;
@@ -89,16 +72,8 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 // (w.bytes() bytes) and returns the matrix that views it.
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
 
-// std::roundf (halves away from zero) for |v| < 2^31, inline: the libm call was most of
-// the time a q8_0 conversion at load takes.
-inline int32_t round_half_away(float v) {
-  const auto i = static_cast<int32_t>(v);  // toward zero; v - i is exact
-  const float frac = v - static_cast<float>(i);
-  return frac >= 0.5f ? i + 1 : frac <= -0.5f ? i - 1 : i;
-}
-
 // Encodes `cols` floats into one row of type `t` at `out` (weight_row_bytes(t, cols) bytes).
-// Block types round as llama.cpp's reference quantizers do.
+// Block types round as llama.cpp's reference quantizers do (quant/weight_type.h).
 void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out);
 
 }  // namespace glass

@@ -85,9 +85,9 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   const WeightType target = target_type.value_or(w.type);
   if (target == w.type && aligned) return w;  // used in place from the map
 
-  if (is_block_quantized(target) && cols % kQuantBlock != 0)
+  if (!row_fits(target, cols))
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values; ", weight_type_name(target),
-         " needs a multiple of 32");
+         " needs a multiple of ", traits(target).block_values);
   // Realign (the header length was odd) or convert, row by row.
   WeightMatrix src = w;
   if (!aligned) {
@@ -117,7 +117,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     convert(0, rows / workers);
   }
   dst.data = buffer.get();
-  if (is_block_quantized(target) && rows >= kInterleaveRows) {  // the layout the int8 kernels read fastest
+  if (interleavable(target) && rows >= kInterleaveRows) {  // the layout the int8 kernels read fastest
     auto interleaved = std::make_unique<std::byte[]>(dst.bytes());
     dst = interleave_rows(dst, interleaved.get());
     buffer = std::move(interleaved);

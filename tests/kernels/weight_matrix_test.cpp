@@ -56,7 +56,11 @@ TEST(WeightMatrix, TypeNames) {
     ASSERT_TRUE(parse_weight_type(n, &t)) << n;
     EXPECT_STREQ(weight_type_name(t), n);
   }
-  EXPECT_FALSE(parse_weight_type("q4_k", &t));
+  ASSERT_TRUE(parse_weight_type("Q4_k", &t));
+  EXPECT_EQ(t, WeightType::Q4_K);
+  EXPECT_STREQ(weight_type_name(t), "q4_K");
+  EXPECT_FALSE(parse_weight_type("q4_kk", &t));
+  EXPECT_FALSE(parse_weight_type("iq2_xxs", &t));
 }
 
 struct QuantizedMatrix {
