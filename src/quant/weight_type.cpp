@@ -99,14 +99,14 @@ size_t weight_row_bytes(WeightType t, int64_t cols) {
 
 void dequantize_values(WeightType t, const std::byte* src, float* out, int64_t count) {
   const WeightTypeTraits& tt = traits(t);
-  if (tt.dequantize == nullptr) fail("glass cannot decode ", tt.name, " weights yet");
+  if (tt.dequantize == nullptr) refuse("glass cannot decode ", tt.name, " weights yet");
   if (count % tt.block_values != 0) fail(tt.name, " holds blocks of ", tt.block_values, " values, not ", count);
   tt.dequantize(src, out, count / tt.block_values);
 }
 
 void quantize_values(WeightType t, const float* in, std::byte* out, int64_t count) {
   const WeightTypeTraits& tt = traits(t);
-  if (tt.quantize == nullptr) fail("glass cannot encode ", tt.name, " weights yet");
+  if (tt.quantize == nullptr) refuse("glass cannot encode ", tt.name, " weights yet");
   if (count % tt.block_values != 0)
     fail(tt.name, " needs rows whose length is a multiple of ", tt.block_values, ", got ", count);
   tt.quantize(in, out, count / tt.block_values);

@@ -50,7 +50,7 @@ size_t weight_row_bytes(WeightType t, int64_t cols);
 bool row_fits(WeightType t, int64_t cols);
 
 // Decodes / encodes `count` values (a multiple of the type's block) through the table;
-// throws glass::Error naming the type when it has no codec.
+// throws glass::Unsupported naming the type when it has no codec.
 void dequantize_values(WeightType t, const std::byte* src, float* out, int64_t count);
 void quantize_values(WeightType t, const float* in, std::byte* out, int64_t count);
 
