@@ -126,6 +126,8 @@ size_t gguf_type_size(GgufType t) {
   return 0;
 }
 
+size_t gguf_tensor_data_alignment(WeightType type) { return type == WeightType::F32 ? 4 : 2; }
+
 size_t gguf_tensor_bytes(WeightType type, std::span<const int64_t> ne, std::string_view what) {
   const WeightTypeTraits& tt = traits(type);
   if (ne.empty()) fail(what, ": no dimensions");
@@ -655,6 +657,11 @@ class GgufParser {
       if (t.offset > data_size || t.nbytes > data_size - t.offset)
         fail(path_, ": ", tensor, " at offset ", t.offset, " of the data section runs past the end of the file: ",
              "the data section has ", data_size, " bytes (from byte ", data_start, "); truncated tensor data or an offset that lies");
+      const size_t need = gguf_tensor_data_alignment(t.type);
+      if ((data_start + t.offset) % need != 0)
+        refuse(path_, ": ", tensor, " starts at byte ", data_start + t.offset, " of the file, not a multiple of ", need,
+               " as its ", traits(t.type).name, " data needs (the file's alignment is ", align,
+               "); glass reads tensors aligned to their values");
       t.data = base_ + data_start + t.offset;
     }
     std::vector<const GgufTensor*> order;
@@ -696,6 +703,7 @@ uint32_t GgufFile::version() const { return contents_->version; }
 uint32_t GgufFile::alignment() const { return contents_->alignment; }
 uint64_t GgufFile::data_offset() const { return contents_->data_offset; }
 size_t GgufFile::file_size() const { return contents_->file.size(); }
+std::span<const std::byte> GgufFile::bytes() const { return {contents_->file.data(), contents_->file.size()}; }
 const GgufMetadata& GgufFile::metadata() const { return contents_->metadata; }
 std::span<const GgufTensor> GgufFile::tensors() const { return contents_->tensors; }
 

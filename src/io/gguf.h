@@ -323,6 +323,8 @@ class GgufFile {
   uint32_t alignment() const;
   uint64_t data_offset() const;  // where the data section starts in the file
   size_t file_size() const;
+  // The whole mapped file (strings, arrays and tensor data are views into it).
+  std::span<const std::byte> bytes() const;
   const GgufMetadata& metadata() const;
   // In file order.
   std::span<const GgufTensor> tensors() const;
@@ -367,6 +369,11 @@ class GgufSet {
   std::vector<const GgufTensor*> tensors_;
   std::vector<const GgufTensor*> by_name_;  // sorted by name
 };
+
+// The alignment a tensor's data needs in memory: 4 for f32 values, 2 for the rest (f16 and
+// bf16 values, the fp16 scales of the quantized blocks). The reader refuses a tensor placed
+// otherwise, which only a file with general.alignment 1 or 2 can do.
+size_t gguf_tensor_data_alignment(WeightType type);
 
 // Bytes of a tensor of `type` with dimensions `ne` (ggml order): a glass::Error naming
 // `what` when ne[0] is not a multiple of the type's block or the size overflows.
