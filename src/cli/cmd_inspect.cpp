@@ -90,8 +90,8 @@ Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
                           {"bytes_full_context", checked_mul(per_token, c.max_position_embeddings, "KV cache bytes for the full context")}}}};
   if (ckpt != nullptr) {
     Json tensors = Json::array();
-    for (const TensorInfo* t : ckpt->tensors())
-      tensors.push_back({{"name", t->name}, {"shape", t->shape}, {"dtype", dtype_name(t->dtype)}, {"bytes", t->nbytes}});
+    for (const CheckpointTensor* t : ckpt->tensors())
+      tensors.push_back({{"name", t->name}, {"shape", t->shape}, {"dtype", t->dtype}, {"bytes", t->nbytes}});
     j["tensors"] = tensors;
     j["weight_bytes"] = ckpt->weight_bytes();
     j["weight_files"] = ckpt->weight_files();
@@ -116,7 +116,7 @@ Command add_inspect_command(CLI::App& app) {
             KVType kv;
             if (!parse_kv_type(o->kv_type.c_str(), &kv)) fail("--kv-type: \"", o->kv_type, "\" is not one of f32, f16, bf16");
             if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
-            const bool config_only = !o->model.empty() && !is_directory(o->model);
+            const bool config_only = !o->model.empty() && !is_directory(o->model) && !is_gguf_path(o->model);
             std::unique_ptr<Checkpoint> ckpt;
             ModelConfig c;
             if (config_only) {
@@ -130,7 +130,7 @@ Command add_inspect_command(CLI::App& app) {
               std::cout << inspect_json(c, kv, ckpt.get()).dump() << "\n";
               return 0;
             }
-            std::printf("model                 %s\n", config_only ? o->model.c_str() : ckpt->dir().c_str());
+            std::printf("model                 %s\n", config_only ? o->model.c_str() : ckpt->path().c_str());
             print_config(c);
             print_kv(c, kv);
             if (!ckpt) {
@@ -140,13 +140,13 @@ Command add_inspect_command(CLI::App& app) {
             // Validates every tensor the forward pass reads against the config.
             DecoderModel model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
             int64_t counted = 0;
-            for (const TensorInfo* t : ckpt->tensors()) counted += t->numel();
+            for (const CheckpointTensor* t : ckpt->tensors()) counted += t->numel();
             std::printf("weights               %s bytes (%s) in %zu file(s), %s parameters stored\n",
                         format_count(ckpt->weight_bytes()).c_str(), format_bytes(static_cast<double>(ckpt->weight_bytes())).c_str(),
                         ckpt->weight_files().size(), format_count(static_cast<unsigned long long>(counted)).c_str());
             std::printf("\n%-56s %-16s %-6s %s\n", "tensor", "shape", "dtype", "bytes");
-            for (const TensorInfo* t : ckpt->tensors())
-              std::printf("%-56s %-16s %-6s %s\n", t->name.c_str(), t->shape_string().c_str(), dtype_name(t->dtype),
+            for (const CheckpointTensor* t : ckpt->tensors())
+              std::printf("%-56s %-16s %-6s %s\n", t->name.c_str(), t->shape_string().c_str(), t->dtype.c_str(),
                           format_count(t->nbytes).c_str());
             return 0;
           }};
