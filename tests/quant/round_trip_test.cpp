@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -209,6 +210,29 @@ TEST(RoundTrip, ConstantBlocks) {
       const auto y = round_trip(t, x);
       for (float v : y) ASSERT_NEAR(v, c, 0.3 * 0x1p-8) << weight_type_name(t);
     }
+  }
+}
+
+// Non-finite and huge inputs give whatever bytes ggml's code gives them, but through
+// defined behaviour (float-to-int conversions of inf / NaN are guarded; see
+// quant/rounding.h), and they stay inside their block: the other blocks of the row are
+// quantized as usual.
+TEST(RoundTrip, NonFiniteValuesStayInTheirBlock) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (WeightType t : block_types()) {
+    const size_t block = static_cast<size_t>(traits(t).block_values);
+    std::vector<float> x = gaussian(6 * block, 0.05f, 12);
+    x[0] = nan;
+    x[block + 1] = inf;
+    x[2 * block + 2] = -inf;
+    x[3 * block + 3] = 3e38f;
+    x[3 * block + 4] = -3e38f;  // the range overflows to inf
+    x[4 * block + 5] = 1e-44f;  // a subnormal
+    std::fill(x.begin() + static_cast<ptrdiff_t>(4 * block + 6), x.begin() + static_cast<ptrdiff_t>(5 * block), 0.0f);
+    const auto y = round_trip(t, x);
+    const std::vector<float> clean(x.begin() + static_cast<ptrdiff_t>(5 * block), x.end());
+    const std::vector<float> clean_y(y.begin() + static_cast<ptrdiff_t>(5 * block), y.end());
+    expect_within_bounds(t, clean, clean_y);
   }
 }
 
