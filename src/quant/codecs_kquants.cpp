@@ -43,42 +43,57 @@ Extreme signed_extreme(const float* x, int n) {
 }
 
 // ---- Scale searches (ggml's make_qx_quants, make_q3_quants and make_qkx2_quants, for
-// the arguments the reference quantizers pass).
+// the arguments the reference quantizers pass: rmse_type 1 and no importance weights).
 
-// A symmetric scale for n values with codes in [-nmax, nmax - 1] (Q6_K's sub-blocks):
-// starting from the scale that maps the extreme value onto -nmax, try 18 nearby ones and
-// keep the one whose least-squares fit, weighted by x^2, explains the most. Codes are
-// stored + nmax. Returns the fitted scale (0 for an all-zero group).
-float fit_symmetric_scale(const float* x, int n, int nmax, int8_t* codes, int8_t* scratch) {
+// Q6_K's sub-block scale (16 values, codes in [-32, 31] stored + 32): starting from the
+// scale that maps the extreme value onto -32, try 18 nearby ones and keep the one whose
+// least-squares fit, weighted by x^2, explains the most. Returns the fitted scale (0 for
+// an all-zero group).
+float fit_q6_scale(const float* x, int8_t* codes) {
+  constexpr int n = 16, nmax = 32;
   const Extreme e = signed_extreme(x, n);
   if (e.magnitude < kGroupMaxEps) {
-    std::memset(codes, 0, static_cast<size_t>(n));
+    std::memset(codes, 0, n);
     return 0.0f;
   }
-  // Sums of the weighted least-squares fit x ~ scale * l with weights x^2.
-  auto quantize_with = [&](float iscale, int8_t* out, float* sumlx, float* suml2) {
-    *sumlx = 0.0f;
-    *suml2 = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-      out[i] = static_cast<int8_t>(l + nmax);
-      const float w = x[i] * x[i];
-      const auto fl = static_cast<float>(l);
-      *sumlx += w * x[i] * fl;
-      *suml2 += w * fl * fl;
-    }
+  auto code_of = [](float iscale, float v) { return clamp_int(nearest_int(iscale * v), -nmax, nmax - 1); };
+  // The fit x ~ scale * l is weighted by w = x^2; w and w * x are the same in every trial.
+  float w[n], wx[n];
+  for (int i = 0; i < n; ++i) {
+    w[i] = x[i] * x[i];
+    wx[i] = w[i] * x[i];
+  }
+  // The sums of the weighted fit for the codes of iscale. Codes are written only when a
+  // trial wins; computing them apart from the (ordered) sums lets the compiler vectorize.
+  struct Fit {
+    float sumlx, suml2;
   };
-  float sumlx, suml2;
-  quantize_with(static_cast<float>(-nmax) / e.value, codes, &sumlx, &suml2);
-  float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
-  float best = scale * sumlx;
+  auto fit = [&](float iscale) {
+    float l[n];
+    for (int i = 0; i < n; ++i) l[i] = static_cast<float>(code_of(iscale, x[i]));
+    Fit f{0.0f, 0.0f};
+    for (int i = 0; i < n; ++i) {
+      f.sumlx += wx[i] * l[i];
+      f.suml2 += w[i] * l[i] * l[i];
+    }
+    return f;
+  };
+  auto write_codes = [&](float iscale) {
+    for (int i = 0; i < n; ++i) codes[i] = static_cast<int8_t>(code_of(iscale, x[i]) + nmax);
+  };
+  const float first_iscale = static_cast<float>(-nmax) / e.value;
+  write_codes(first_iscale);
+  const Fit first = fit(first_iscale);
+  float scale = first.suml2 != 0.0f ? first.sumlx / first.suml2 : 0.0f;
+  float best = scale * first.sumlx;
   for (int step = -9; step <= 9; ++step) {
     if (step == 0) continue;
-    quantize_with(-(static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / e.value, scratch, &sumlx, &suml2);
-    if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
-      std::memcpy(codes, scratch, static_cast<size_t>(n));
-      scale = sumlx / suml2;
-      best = scale * sumlx;
+    const float iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / e.value;
+    const Fit f = fit(iscale);
+    if (f.suml2 > 0.0f && f.sumlx * f.sumlx > best * f.suml2) {
+      write_codes(iscale);
+      scale = f.sumlx / f.suml2;
+      best = scale * f.sumlx;
     }
   }
   return scale;
@@ -210,8 +225,6 @@ void pack_2bit(const uint8_t* codes, uint8_t* q) {
       q[32 * h + l] = static_cast<uint8_t>(c[l] | (c[l + 32] << 2) | (c[l + 64] << 4) | (c[l + 96] << 6));
   }
 }
-// Value v's 2-bit code.
-int unpack_2bit(const uint8_t* q, int v) { return (q[32 * (v / 128) + v % 32] >> (2 * ((v % 128) / 32))) & 3; }
 
 // Q4_K / Q5_K: sub-block j's 6-bit scale and min in the 12 scale bytes. Bytes 0-3 hold
 // scales 0-3 and bytes 4-7 mins 0-3 in their low 6 bits; bytes 8-11 hold the low 4 bits
@@ -293,10 +306,13 @@ void dequantize_q2_K(const std::byte* src, float* out, int64_t blocks) {
   for (int64_t i = 0; i < blocks; ++i, out += 256) {
     const float d = f16_to_f32(b[i].scale);
     const float m = f16_to_f32(b[i].min_scale);
+    // Sub-block s (16 values) takes bits 2 * ((s % 8) / 2) of q[32 * (s / 8) + 16 * (s % 2) + l].
     for (int s = 0; s < 16; ++s) {
       const float dl = d * static_cast<float>(b[i].scales[s] & 0x0f);
       const float ml = m * static_cast<float>(b[i].scales[s] >> 4);
-      for (int v = 16 * s; v < 16 * s + 16; ++v) out[v] = dl * static_cast<float>(unpack_2bit(b[i].q, v)) - ml;
+      const uint8_t* q = b[i].q + 32 * (s / 8) + 16 * (s % 2);
+      const int shift = 2 * ((s % 8) / 2);
+      for (int l = 0; l < 16; ++l) out[16 * s + l] = dl * static_cast<float>((q[l] >> shift) & 3) - ml;
     }
   }
 }
@@ -349,11 +365,15 @@ void dequantize_q3_K(const std::byte* src, float* out, int64_t blocks) {
   const auto* b = reinterpret_cast<const BlockQ3_K*>(src);
   for (int64_t i = 0; i < blocks; ++i, out += 256) {
     const float d = f16_to_f32(b[i].scale);
+    // The low 2 bits as Q2_K's; the third bit of value v is bit v / 32 of high_bits[v % 32].
     for (int s = 0; s < 16; ++s) {
       const float dl = d * static_cast<float>(unpack_q3_scale(b[i].scales, s));
-      for (int v = 16 * s; v < 16 * s + 16; ++v) {
-        const bool high = (b[i].high_bits[v % 32] >> (v / 32)) & 1;
-        out[v] = dl * static_cast<float>(unpack_2bit(b[i].q, v) - (high ? 0 : 4));
+      const uint8_t* q = b[i].q + 32 * (s / 8) + 16 * (s % 2);
+      const uint8_t* high = b[i].high_bits + 16 * (s % 2);
+      const int shift = 2 * ((s % 8) / 2), high_bit = s / 2;
+      for (int l = 0; l < 16; ++l) {
+        const int code = ((q[l] >> shift) & 3) - (((high[l] >> high_bit) & 1) ? 0 : 4);
+        out[16 * s + l] = dl * static_cast<float>(code);
       }
     }
   }
@@ -451,8 +471,9 @@ void dequantize_q5_K(const std::byte* src, float* out, int64_t blocks) {
       const float mj = m * static_cast<float>(sm.min);
       const uint8_t* q = b[i].q + 32 * (j / 2);
       const int shift = 4 * (j % 2);
+      const uint8_t high_mask = static_cast<uint8_t>(1u << j);
       for (int l = 0; l < 32; ++l) {
-        const int code = ((q[l] >> shift) & 0x0f) + (((b[i].high_bits[l] >> j) & 1) << 4);
+        const int code = ((q[l] >> shift) & 0x0f) + ((b[i].high_bits[l] & high_mask) ? 16 : 0);
         out[32 * j + l] = dj * static_cast<float>(code) - mj;
       }
     }
@@ -488,10 +509,14 @@ void dequantize_q6_K(const std::byte* src, float* out, int64_t blocks) {
       const uint8_t* high = b[i].high + 32 * h;
       for (int k = 0; k < 4; ++k) {
         const int shift = 4 * (k / 2);
-        for (int l = 0; l < 32; ++l) {
-          const int v = 128 * h + 32 * k + l;
-          const int code = ((low[32 * (k % 2) + l] >> shift) & 0x0f) | (((high[l] >> (2 * k)) & 3) << 4);
-          out[v] = d * static_cast<float>(b[i].scales[v / 16]) * static_cast<float>(code - 32);
+        const uint8_t* lo = low + 32 * (k % 2);
+        float* o = out + 128 * h + 32 * k;
+        for (int half = 0; half < 2; ++half) {  // two sub-blocks of 16, each with its scale
+          const float dl = d * static_cast<float>(b[i].scales[8 * h + 2 * k + half]);  // ggml: (d * sc) * q
+          for (int l = 16 * half; l < 16 * half + 16; ++l) {
+            const int code = ((lo[l] >> shift) & 0x0f) | (((high[l] >> (2 * k)) & 3) << 4);
+            o[l] = dl * static_cast<float>(code - 32);
+          }
         }
       }
     }
@@ -500,13 +525,13 @@ void dequantize_q6_K(const std::byte* src, float* out, int64_t blocks) {
 
 void quantize_q6_K(const float* in, std::byte* out, int64_t blocks) {
   auto* b = reinterpret_cast<BlockQ6_K*>(out);
-  int8_t codes[256], scratch[16];
+  int8_t codes[256];
   float scales[16];
   for (int64_t i = 0; i < blocks; ++i, in += 256) {
     BlockQ6_K& blk = b[i];
     float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
     for (int s = 0; s < 16; ++s) {
-      scales[s] = fit_symmetric_scale(in + 16 * s, 16, 32, codes + 16 * s, scratch);
+      scales[s] = fit_q6_scale(in + 16 * s, codes + 16 * s);
       if (std::fabs(scales[s]) > max_magnitude) {
         max_magnitude = std::fabs(scales[s]);
         max_scale = scales[s];
