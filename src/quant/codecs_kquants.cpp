@@ -63,8 +63,8 @@ float fit_q6_scale(const float* x, int8_t* codes) {
     w[i] = x[i] * x[i];
     wx[i] = w[i] * x[i];
   }
-  // The sums of the weighted fit for the codes of iscale. Codes are written only when a
-  // trial wins; computing them apart from the (ordered) sums lets the compiler vectorize.
+  // The sums of the weighted fit for the codes of iscale (accumulated in ggml's order);
+  // codes are written only when a trial wins.
   struct Fit {
     float sumlx, suml2;
   };
