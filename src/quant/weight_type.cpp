@@ -20,14 +20,14 @@ constexpr std::array<WeightTypeTraits, 13> kTypes = {{
     {W::BF16, "bf16", 30, 1, 2, c::dequantize_bf16, c::quantize_bf16},
     {W::Q8_0, "q8_0", 8, 32, 34, c::dequantize_q8_0, c::quantize_q8_0},
     {W::Q4_0, "q4_0", 2, 32, 18, c::dequantize_q4_0, c::quantize_q4_0},
-    {W::Q4_1, "q4_1", 3, 32, 20, nullptr, nullptr},
-    {W::Q5_0, "q5_0", 6, 32, 22, nullptr, nullptr},
-    {W::Q5_1, "q5_1", 7, 32, 24, nullptr, nullptr},
-    {W::Q2_K, "q2_K", 10, 256, 84, nullptr, nullptr},
-    {W::Q3_K, "q3_K", 11, 256, 110, nullptr, nullptr},
-    {W::Q4_K, "q4_K", 12, 256, 144, nullptr, nullptr},
-    {W::Q5_K, "q5_K", 13, 256, 176, nullptr, nullptr},
-    {W::Q6_K, "q6_K", 14, 256, 210, nullptr, nullptr},
+    {W::Q4_1, "q4_1", 3, 32, 20, c::dequantize_q4_1, c::quantize_q4_1},
+    {W::Q5_0, "q5_0", 6, 32, 22, c::dequantize_q5_0, c::quantize_q5_0},
+    {W::Q5_1, "q5_1", 7, 32, 24, c::dequantize_q5_1, c::quantize_q5_1},
+    {W::Q2_K, "q2_K", 10, 256, 84, c::dequantize_q2_K, c::quantize_q2_K},
+    {W::Q3_K, "q3_K", 11, 256, 110, c::dequantize_q3_K, c::quantize_q3_K},
+    {W::Q4_K, "q4_K", 12, 256, 144, c::dequantize_q4_K, c::quantize_q4_K},
+    {W::Q5_K, "q5_K", 13, 256, 176, c::dequantize_q5_K, c::quantize_q5_K},
+    {W::Q6_K, "q6_K", 14, 256, 210, c::dequantize_q6_K, c::quantize_q6_K},
 }};
 
 constexpr bool table_in_enum_order() {
