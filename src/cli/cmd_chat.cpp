@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
@@ -39,7 +40,7 @@ Command add_chat_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("chat", "Interactive chat; one message per line on stdin (/reset, /system TEXT, /exit)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   sub->add_option("--system", o->system, "System message");
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();
@@ -57,8 +58,8 @@ Command add_chat_command(CLI::App& app) {
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = Tokenizer::load(dir);
-            const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+            const Tokenizer tokenizer = load_model_tokenizer(dir);
+            const ChatTemplate tmpl = load_model_chat_template(dir);
             o->template_options.warn_if_ignored(tmpl, template_vars);
             const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const SamplingParams params = o->generation.resolve(dir);

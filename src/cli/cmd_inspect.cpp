@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "io/checkpoint.h"
+#include "io/gguf.h"
 #include "model/decoder_model.h"
 #include "model/rope.h"
 
@@ -79,6 +80,42 @@ void print_kv(const ModelConfig& c, KVType kv) {
               static_cast<long long>(c.max_position_embeddings));
 }
 
+// Bits per stored value: a quantized type's scales included (q4_K: 4.5).
+double bits_per_weight(const CheckpointTensor& t) {
+  return t.numel() > 0 ? 8.0 * static_cast<double>(t.nbytes) / static_cast<double>(t.numel()) : 0.0;
+}
+
+int64_t stored_values(const Checkpoint& ckpt) {
+  int64_t n = 0;
+  for (const CheckpointTensor* t : ckpt.tensors()) n += t->numel();
+  return n;
+}
+
+double file_bits_per_weight(const Checkpoint& ckpt) {
+  const int64_t n = stored_values(ckpt);
+  return n > 0 ? 8.0 * static_cast<double>(ckpt.weight_bytes()) / static_cast<double>(n) : 0.0;
+}
+
+// A GGUF file's header and metadata; long values (the vocabulary arrays) as excerpts.
+void print_gguf(const GgufSet& set) {
+  const GgufFile& first = set.parts().front();
+  std::printf("format                GGUF v%u, alignment %u, %zu part(s)\n", first.version(), first.alignment(),
+              set.parts().size());
+  std::printf("\n%-44s %s\n", "metadata key", "value");
+  for (const GgufKeyValue& kv : set.metadata().entries())
+    std::printf("%-44s %s\n", text_excerpt(kv.key).c_str(), kv.value.excerpt(72).c_str());
+  std::printf("\n");
+}
+
+Json gguf_json(const GgufSet& set) {
+  Json metadata = Json::object();
+  for (const GgufKeyValue& kv : set.metadata().entries()) metadata[text_excerpt(kv.key)] = kv.value.excerpt(72);
+  return {{"version", set.parts().front().version()},
+          {"alignment", set.parts().front().alignment()},
+          {"parts", set.parts().size()},
+          {"metadata", metadata}};
+}
+
 Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
   const int64_t per_token = c.kv_bytes_per_token(kv_type_size(kv));
   Json j = {{"config", c.to_json()},
@@ -91,9 +128,12 @@ Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
   if (ckpt != nullptr) {
     Json tensors = Json::array();
     for (const CheckpointTensor* t : ckpt->tensors())
-      tensors.push_back({{"name", t->name}, {"shape", t->shape}, {"dtype", t->dtype}, {"bytes", t->nbytes}});
+      tensors.push_back({{"name", t->name}, {"shape", t->shape}, {"dtype", t->dtype}, {"bytes", t->nbytes},
+                         {"bits_per_weight", bits_per_weight(*t)}});
     j["tensors"] = tensors;
     j["weight_bytes"] = ckpt->weight_bytes();
+    j["bits_per_weight"] = file_bits_per_weight(*ckpt);
+    if (ckpt->gguf() != nullptr) j["gguf"] = gguf_json(*ckpt->gguf());
     j["weight_files"] = ckpt->weight_files();
   }
   return j;
@@ -108,7 +148,7 @@ Command add_inspect_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("inspect", "Architecture, tensors, parameter count and KV-cache size of a checkpoint");
   sub->add_option("-m,--model", o->model,
-                  "Checkpoint folder, or a config.json alone (default: the built-in demo model)");
+                  "Checkpoint folder, GGUF file, or a config.json alone (default: the built-in demo model)");
   sub->add_option("--kv-type", o->kv_type, "KV-cache element type: f32, f16, bf16")->capture_default_str();
   sub->add_option("--format", o->format, "text or json")->capture_default_str();
 
@@ -139,15 +179,16 @@ Command add_inspect_command(CLI::App& app) {
             }
             // Validates every tensor the forward pass reads against the config.
             DecoderModel model(std::shared_ptr<const Checkpoint>(ckpt.get(), [](const Checkpoint*) {}));
-            int64_t counted = 0;
-            for (const CheckpointTensor* t : ckpt->tensors()) counted += t->numel();
-            std::printf("weights               %s bytes (%s) in %zu file(s), %s parameters stored\n",
+            std::printf("weights               %s bytes (%s) in %zu file(s), %s parameters stored, %.2f bits per weight\n",
                         format_count(ckpt->weight_bytes()).c_str(), format_bytes(static_cast<double>(ckpt->weight_bytes())).c_str(),
-                        ckpt->weight_files().size(), format_count(static_cast<unsigned long long>(counted)).c_str());
-            std::printf("\n%-56s %-16s %-6s %s\n", "tensor", "shape", "dtype", "bytes");
+                        ckpt->weight_files().size(), format_count(static_cast<unsigned long long>(stored_values(*ckpt))).c_str(),
+                        file_bits_per_weight(*ckpt));
+            if (ckpt->gguf() != nullptr) print_gguf(*ckpt->gguf());
+            else std::printf("\n");
+            std::printf("%-56s %-16s %-6s %5s %s\n", "tensor", "shape", "dtype", "bits", "bytes");
             for (const CheckpointTensor* t : ckpt->tensors())
-              std::printf("%-56s %-16s %-6s %s\n", t->name.c_str(), t->shape_string().c_str(), t->dtype.c_str(),
-                          format_count(t->nbytes).c_str());
+              std::printf("%-56s %-16s %-6s %5.2f %s\n", t->name.c_str(), t->shape_string().c_str(), t->dtype.c_str(),
+                          bits_per_weight(*t), format_count(t->nbytes).c_str());
             return 0;
           }};
 }

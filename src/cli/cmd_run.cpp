@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "runtime/model_files.h"
 #include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_fields.h"
@@ -105,7 +106,7 @@ Command add_run_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Generate a continuation, streamed as it is produced");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompts, "Prompt text; repeat for a batch of prompts");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"; repeat for a batch");
   prompt->excludes(ids);
@@ -133,7 +134,7 @@ Command add_run_command(CLI::App& app) {
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = Tokenizer::load(dir);
+            const Tokenizer tokenizer = load_model_tokenizer(dir);
             const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const ModelConfig& c = model.config();
             const SamplingParams params = o->generation.resolve(dir);
@@ -143,7 +144,7 @@ Command add_run_command(CLI::App& app) {
             EncodeOptions enc;
             enc.parse_special = !o->no_special;
             if (o->chat) {
-              const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+              const ChatTemplate tmpl = load_model_chat_template(dir);
               o->template_options.warn_if_ignored(tmpl, template_vars);
               for (const auto& text : o->prompts)
                 requests.push_back({encode_chat(tmpl, tokenizer, single_turn(text, o->system), nullptr, true, template_vars).ids,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
@@ -96,10 +97,6 @@ std::optional<std::set<std::string>> parse_stages(const std::string& text) {
   return out;
 }
 
-bool has_tokenizer_files(const std::string& dir) {
-  return path_exists(dir + "/tokenizer.json") || path_exists(dir + "/vocab.json");
-}
-
 }  // namespace
 
 Command add_trace_command(CLI::App& app) {
@@ -112,7 +109,7 @@ Command add_trace_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("trace", "Show every stage of one forward pass: shapes, statistics, logit lens");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompt, "Prompt text");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"");
   prompt->excludes(ids);
@@ -144,7 +141,7 @@ Command add_trace_command(CLI::App& app) {
 
             // The tokenizer names the tokens; with --ids it is optional.
             std::optional<Tokenizer> tokenizer;
-            if (!o->prompt.empty() || has_tokenizer_files(dir)) tokenizer = Tokenizer::load(dir);
+            if (!o->prompt.empty() || model_has_tokenizer(dir)) tokenizer = load_model_tokenizer(dir);
             std::vector<int32_t> prompt_ids;
             if (!o->prompt.empty()) {
               EncodeOptions enc;

@@ -9,6 +9,7 @@
 #include "base/json_fields.h"
 #include "io/checkpoint.h"
 #include "runtime/chat_prompt.h"
+#include "runtime/model_files.h"
 
 namespace glass::cli {
 
@@ -46,7 +47,7 @@ void GenerationOptions::add_to(CLI::App* sub) {
   sub->add_option("--chain-order", chain_order, "Order of the logits processors: transformers (default) or llama.cpp");
 }
 
-SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
+SamplingParams GenerationOptions::resolve(const std::string& model_path) const {
   if (greedy && sample) fail("--greedy and --sample contradict each other");
   // Each flag on its own, so the error names it.
   auto only = [](auto member, const auto& value) {
@@ -67,18 +68,9 @@ SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   };
   for (const auto& [flag, single] : singles) apply_overrides(SamplingParams{}, single).validate(flag);
 
-  const std::string gen_path = model_dir + "/generation_config.json";
-  SamplingParams params = load_generation_config(gen_path);
-  if (params.eos_token_ids.empty()) {
-    const std::string config_path = model_dir + "/config.json";
-    const Json config = read_json_file(config_path);
-    if (auto eos = config.find("eos_token_id"); eos != config.end()) {
-      if (eos->is_number_integer()) params.eos_token_ids.push_back(eos->get<int32_t>());
-      else if (eos->is_array())
-        for (const Json& id : *eos)
-          if (id.is_number_integer()) params.eos_token_ids.push_back(id.get<int32_t>());
-    }
-  }
+  GenerationDefaults defaults = load_generation_defaults(model_path);
+  if (!defaults.note.empty()) std::cerr << "glass: " << defaults.note << "\n";
+  SamplingParams params = std::move(defaults.params);
   SamplingOverrides o = overrides;
   if (!chain_order.empty()) o.chain_order = parse_chain_order(chain_order, "--chain-order");
   if (o.temperature) o.do_sample = *o.temperature > 0;
@@ -91,7 +83,7 @@ SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   }
   if (ignore_eos) o.eos_token_ids = std::vector<int32_t>{};
   params = apply_overrides(params, o);
-  params.validate(gen_path + " with the command-line flags");
+  params.validate(defaults.source + " with the command-line flags");
   return params;
 }
 

@@ -23,9 +23,10 @@ struct GenerationOptions {
   std::string chain_order;
 
   void add_to(CLI::App* sub);
-  // generation_config.json of `model_dir` (transformers' defaults without one), eos ids
-  // from config.json when it lists none, then the flags. Errors name the flag or file.
-  SamplingParams resolve(const std::string& model_dir) const;
+  // The model's generation defaults (load_generation_defaults: a folder's
+  // generation_config.json, a GGUF's general.sampling.*; a note about them on stderr), then
+  // the flags. Errors name the flag or file.
+  SamplingParams resolve(const std::string& model_path) const;
 };
 
 // --chat-template-kwargs JSON (run, chat, serve) and --no-think (run, chat): extra
