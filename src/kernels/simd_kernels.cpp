@@ -102,9 +102,11 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
           const float* v = src + b * kQuantBlock;
           float amax = 0;
           for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
+          // As ggml's quantize_row_q8_0: the scale rounded to f16 as its blocks store it,
+          // values multiplied by 127 / amax, so the products are llama.cpp's.
           const float d = amax / 127.0f;
-          const float id = d != 0 ? 1.0f / d : 0.0f;
-          blocks[b].scale = d;
+          const float id = amax != 0 ? 127.0f / amax : 0.0f;
+          blocks[b].scale = f16_to_f32(f32_to_f16(d));
           int32_t sum = 0;
           for (int j = 0; j < 32; ++j) {
             blocks[b].q[j] = static_cast<int8_t>(std::nearbyint(v[j] * id));

@@ -64,13 +64,15 @@ std::string layout_name(const WeightMatrix& w) {
 }
 
 // The activations the int8 kernels actually multiply: per block of 32, scale
-// amax / 127 and values rounded to the nearest integer (ties to even).
+// f16(amax / 127) and values times 127 / amax rounded to the nearest integer (ties to
+// even), as ggml quantizes activations for its q8_0 / q4_0 dot products.
 std::vector<float> int8_activations(const std::vector<float>& x, int64_t cols) {
   std::vector<float> out(x.size());
   for (size_t b = 0; b < x.size() / 32; ++b) {
     float amax = 0;
     for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
-    const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+    // ggml's quantize_row_q8_0: values times 127 / amax, rounded; the scale as an f16.
+    const float id = amax != 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
     for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
   }
   (void)cols;
