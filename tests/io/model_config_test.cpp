@@ -64,6 +64,25 @@ TEST(ModelConfig, RoundTripsThroughToJson) {
   EXPECT_DOUBLE_EQ(d.rope_theta, c.rope_theta);
 }
 
+// fuzz_model_config: hidden_size 65 with 4 heads of an explicit head_dim 16 (65 / 4
+// truncates to 16) was written without head_dim, and the written config was refused.
+TEST(ModelConfig, WritesHeadDimWhenHiddenIsNotHeadsTimesHeadDim) {
+  Json j = qwen_7b_config();
+  j["architectures"] = {"Qwen3MoeForCausalLM"};
+  j["model_type"] = "qwen3_moe";
+  j["hidden_size"] = 65;
+  j["num_attention_heads"] = 4;
+  j["num_key_value_heads"] = 4;
+  j["head_dim"] = 16;
+  j["num_experts"] = 8;
+  j["num_experts_per_tok"] = 2;
+  j["moe_intermediate_size"] = 32;
+  const ModelConfig c = parse_model_config(j, "65.json");
+  const Json written = c.to_json();
+  ASSERT_TRUE(written.contains("head_dim"));
+  EXPECT_EQ(parse_model_config(written, "written.json").head_dim, 16);
+}
+
 TEST(ModelConfig, DefaultsMissingOptionalFields) {
   Json j = qwen_7b_config();
   j.erase("num_key_value_heads");

@@ -109,7 +109,7 @@ class Logits : public GgufModelTest {
       const float* row = &logits[(ids.size() - 1) * vocab];
       for (int64_t v = 0; v < vocab; ++v) worst = std::max(worst, std::fabs(double(row[v]) - last[v]));
     }
-    std::printf("%s on %s: max |logit - golden| %.3g (bound %.3g), argmax %lld/%lld\n", f_.path.c_str(),
+    std::printf("%s on %s: max |logit - golden| %.6g (bound %.6g), argmax %lld/%lld\n", f_.path.c_str(),
                 backend.description().c_str(), worst, bound, static_cast<long long>(argmax_agree),
                 static_cast<long long>(positions));
     EXPECT_LE(worst, bound) << "max |logit - golden| over the probe logits and the last positions' logits";
