@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       glass::cli::add_trace_command(app),
       glass::cli::add_compare_command(app),
       glass::cli::add_serve_command(app),
+      glass::cli::add_convert_command(app),
   };
 
   try {
