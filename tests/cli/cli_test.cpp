@@ -124,6 +124,13 @@ TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
       {"logits --ids 151936 --out " + shell_quote(out), "token id 151936 is out of range"},
       {"logits --ids 1 --out " + shell_quote(tmp.file("no/such/dir/x.f32")), "cannot create"},
       {"inspect --kv-type q4 ", "--kv-type"},
+      {"convert --type Q4_K_X --out " + shell_quote(out) + " -m " + shell_quote(test::demo_model_dir()),
+       "--type: \"Q4_K_X\" is not one of"},
+      {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.file("none")), "does not exist"},
+      {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.path()), "config.json: missing"},
+      {"convert --type Q8_0 --out " + shell_quote(tmp.file("no/such/dir/x.gguf")) + " -m " +
+           shell_quote(test::demo_model_dir()),
+       "cannot create"},
   };
   for (const auto& c : cases) {
     const auto r = run_glass(c.args);
