@@ -29,12 +29,6 @@ struct Case {
   bool pure = false;
 };
 
-std::string test_name(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
 void expect_same_tensors(const GgufFile& got, const GgufFile& want) {
   ASSERT_EQ(got.tensors().size(), want.tensors().size());
   for (const GgufTensor& w : want.tensors()) {
@@ -110,13 +104,13 @@ int run(int argc, char** argv) {
     for (const Json& e : manifest.at("small").at("files")) {
       if (e.at("type") == "F32" || f32.empty()) continue;
       const std::string made_by = e.value("made_by", "");
-      cases.push_back({str_cat("small_", test_name(e.at("type").get<std::string>())), root + "/" + e.at("file").get<std::string>(), f32,
+      cases.push_back({str_cat("small_", test::test_name(e.at("type").get<std::string>())), root + "/" + e.at("file").get<std::string>(), f32,
                        e.at("type").get<std::string>(), made_by.find("--pure") != std::string::npos});
     }
   }
   if (manifest.contains("real_vocab"))
     for (const Json& e : manifest.at("real_vocab"))
-      cases.push_back({test_name(fs::path(e.at("file").get<std::string>()).stem().string()),
+      cases.push_back({test::test_name(fs::path(e.at("file").get<std::string>()).stem().string()),
                        root + "/" + e.at("file").get<std::string>(), root + "/" + e.at("hf_folder").get<std::string>(),
                        e.at("outtype").get<std::string>(), false});
   for (const Case& c : cases)

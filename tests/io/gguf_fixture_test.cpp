@@ -37,12 +37,6 @@ struct FixtureFile {
   std::string tokenizer_config;  // tokenizer_config.json with the chat template, or ""
 };
 
-std::string test_name(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
 class GgufFixtureTest : public ::testing::Test {
  public:
   explicit GgufFixtureTest(FixtureFile f) : f_(std::move(f)) {}
@@ -198,7 +192,7 @@ int run(int argc, char** argv) {
     for (const Json& e : small.at("files")) {
       const std::string path = root + "/" + e.at("file").get<std::string>();
       const std::string tc = (fs::path(path).parent_path() / "tokenizer_config.json").string();
-      files.push_back({test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>() + "/dequant.json",
+      files.push_back({test::test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>() + "/dequant.json",
                        e, small.at("config"), fs::exists(tc) ? tc : ""});
     }
   }
@@ -206,7 +200,7 @@ int run(int argc, char** argv) {
     for (const Json& e : manifest.at("real_vocab")) {
       const std::string path = root + "/" + e.at("file").get<std::string>();
       const std::string hf = root + "/" + e.at("hf_folder").get<std::string>();
-      files.push_back({test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>() + "/dequant.json",
+      files.push_back({test::test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>() + "/dequant.json",
                        e, read_json_file(hf + "/config.json"), hf + "/tokenizer_config.json"});
     }
   }

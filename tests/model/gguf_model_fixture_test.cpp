@@ -45,12 +45,6 @@ struct GgufModelFile {
   Json distance;           // llamacpp_distance, or null where the folder's bounds apply
 };
 
-std::string test_name(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
 std::vector<int32_t> ids_of(const Json& j) { return j.get<std::vector<int32_t>>(); }
 
 class GgufModelTest : public ::testing::Test {
@@ -239,14 +233,14 @@ int run(int argc, char** argv) {
   if (manifest.contains("small"))
     for (const Json& e : manifest.at("small").at("files")) {
       const std::string path = root + "/" + e.at("file").get<std::string>();
-      files.push_back({test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>(),
+      files.push_back({test::test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>(),
                        fs::path(path).parent_path().string(), e.at("llamacpp_distance")});
     }
   if (manifest.contains("real_vocab"))
     for (const Json& e : manifest.at("real_vocab")) {
       const std::string path = root + "/" + e.at("file").get<std::string>();
       const std::string golden = root + "/" + e.at("golden").get<std::string>();
-      files.push_back({test_name(fs::path(path).stem().string()), path, fs::path(golden).parent_path().string(),
+      files.push_back({test::test_name(fs::path(path).stem().string()), path, fs::path(golden).parent_path().string(),
                        root + "/" + e.at("hf_folder").get<std::string>(), nullptr});
     }
   if (files.empty()) {

@@ -110,6 +110,8 @@ std::function<bool(const std::string& dir)> json_has_field(const std::string& fi
 int run_fixture_main(int argc, char** argv, const std::string& marker, const std::vector<FixtureSuite>& suites);
 
 std::vector<float> read_f32_file(const std::string& path);
+// `s` as a GoogleTest name: every character but letters and digits becomes '_'.
+std::string test_name(const std::string& s);
 void write_string(const std::string& path, const std::string& text);
 std::string read_string(const std::string& path);
 
