@@ -25,6 +25,8 @@
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "io/checkpoint.h"
+#include "io/gguf.h"
+#include "io/gguf_writer.h"
 #include "kernels/backend.h"
 #include "model/decoder_model.h"
 #include "runtime/model_files.h"
@@ -220,6 +222,70 @@ class GenerationDefaultsMatch : public GgufModelTest {
   }
 };
 
+// The file split in two as llama.cpp's gguf-split writes a set (the metadata in the first
+// part, split.no / split.count / split.tensors.count in each): opened from its second part,
+// the model gives the same logits as the single file, bit for bit.
+class SplitSet : public GgufModelTest {
+ public:
+  using GgufModelTest::GgufModelTest;
+  void TestBody() override {
+    const GgufFile whole(f_.path);
+    const test::TempDir tmp;
+    const std::string prefix = tmp.file("model");
+    const size_t count = whole.tensors().size(), first_part = count / 2;
+    for (uint32_t part = 0; part < 2; ++part) {
+      GgufMetadataToWrite metadata;
+      if (part == 0)
+        for (const GgufKeyValue& kv : whole.metadata().entries()) {
+          if (kv.key == "general.alignment") continue;
+          const GgufValue& v = kv.value;
+          // The keys the model needs, copied by type (enough for this fixture's metadata).
+          switch (v.type()) {
+            case GgufType::String: metadata.emplace_back(std::string(kv.key), GgufWriteValue::string(v.as_string())); break;
+            case GgufType::U32: metadata.emplace_back(std::string(kv.key), GgufWriteValue::u32(v.as_u32())); break;
+            case GgufType::I32: metadata.emplace_back(std::string(kv.key), GgufWriteValue::i32(v.as_i32())); break;
+            case GgufType::F32: metadata.emplace_back(std::string(kv.key), GgufWriteValue::f32(v.as_f32())); break;
+            case GgufType::Bool: metadata.emplace_back(std::string(kv.key), GgufWriteValue::boolean(v.as_bool())); break;
+            case GgufType::Array: {
+              const GgufArray a = v.as_array();
+              if (a.element_type() == GgufType::String) {
+                std::vector<std::string_view> items;
+                for (std::string_view e : a.strings()) items.push_back(e);
+                metadata.emplace_back(std::string(kv.key), GgufWriteValue::strings(std::span<const std::string_view>(items)));
+              } else {
+                metadata.emplace_back(std::string(kv.key), GgufWriteValue::numbers(a.to_vector<int32_t>()));
+              }
+              break;
+            }
+            default: FAIL() << kv.key << ": a value type this test does not copy";
+          }
+        }
+      metadata.emplace_back("split.no", GgufWriteValue::u16(static_cast<uint16_t>(part)));
+      metadata.emplace_back("split.count", GgufWriteValue::u16(2));
+      metadata.emplace_back("split.tensors.count", GgufWriteValue::i32(static_cast<int32_t>(count)));
+      std::vector<GgufTensorToWrite> tensors;
+      for (size_t i = part == 0 ? 0 : first_part; i < (part == 0 ? first_part : count); ++i) {
+        const GgufTensor& t = whole.tensors()[i];
+        tensors.push_back({t.name, t.type, t.ne, t.data});
+      }
+      write_gguf(gguf_split_path(prefix, part + 1, 2), metadata, tensors, whole.alignment());
+    }
+    const DecoderModel single = DecoderModel::load(f_.path);
+    const DecoderModel split = DecoderModel::load(gguf_split_path(prefix, 2, 2));
+    EXPECT_EQ(split.checkpoint().gguf()->parts().size(), 2u);
+    Backend backend("cpu", 2);
+    const Json golden = read_json_file(f_.golden_dir + "/golden.json");
+    const auto ids = ids_of(golden.at("cases").at(0).at("ids"));
+    std::vector<float> a, b;
+    for (const auto& [model, out] : {std::pair{&single, &a}, std::pair{&split, &b}}) {
+      KVCache cache(model->config(), KVType::F32, static_cast<int64_t>(ids.size()) + 8);
+      model->forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, backend.kernels(), *out);
+    }
+    ASSERT_FALSE(a.empty());
+    EXPECT_TRUE(a == b) << "the split set's logits differ from the single file's";
+  }
+};
+
 int run(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const std::string root = test::fixtures_root() + "/gguf";
@@ -256,6 +322,9 @@ int run(int argc, char** argv) {
     if (fs::exists(f.hf_folder + "/tokenizer_config.json"))
       ::testing::RegisterTest("GgufChatPrompt", f.label.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                               [f]() -> GgufModelTest* { return new ChatPrompt(f); });
+    if (&f == &files.front())
+      ::testing::RegisterTest("GgufSplitSet", f.label.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [f]() -> GgufModelTest* { return new SplitSet(f); });
     ::testing::RegisterTest("GgufGenerationDefaults", f.label.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [f]() -> GgufModelTest* { return new GenerationDefaultsMatch(f); });
   }
