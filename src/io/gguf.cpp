@@ -79,21 +79,6 @@ std::string readable_type_names() {
   return s;
 }
 
-template <class T>
-constexpr GgufType gguf_type_of() {
-  if constexpr (std::is_same_v<T, uint8_t>) return GgufType::U8;
-  else if constexpr (std::is_same_v<T, int8_t>) return GgufType::I8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return GgufType::U16;
-  else if constexpr (std::is_same_v<T, int16_t>) return GgufType::I16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return GgufType::U32;
-  else if constexpr (std::is_same_v<T, int32_t>) return GgufType::I32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return GgufType::U64;
-  else if constexpr (std::is_same_v<T, int64_t>) return GgufType::I64;
-  else if constexpr (std::is_same_v<T, float>) return GgufType::F32;
-  else if constexpr (std::is_same_v<T, double>) return GgufType::F64;
-  else static_assert(sizeof(T) == 0, "not a GGUF number type");
-}
-
 }  // namespace
 
 std::string gguf_type_name(GgufType t) {

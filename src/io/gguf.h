@@ -39,6 +39,21 @@ enum class GgufType : uint32_t {
 std::string gguf_type_name(GgufType t);
 // Bytes of one value of a fixed-size type; 0 for string and array.
 size_t gguf_type_size(GgufType t);
+// The GGUF type of a C++ number type (uint8_t ... int64_t, float, double).
+template <class T>
+constexpr GgufType gguf_type_of() {
+  if constexpr (std::is_same_v<T, uint8_t>) return GgufType::U8;
+  else if constexpr (std::is_same_v<T, int8_t>) return GgufType::I8;
+  else if constexpr (std::is_same_v<T, uint16_t>) return GgufType::U16;
+  else if constexpr (std::is_same_v<T, int16_t>) return GgufType::I16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return GgufType::U32;
+  else if constexpr (std::is_same_v<T, int32_t>) return GgufType::I32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return GgufType::U64;
+  else if constexpr (std::is_same_v<T, int64_t>) return GgufType::I64;
+  else if constexpr (std::is_same_v<T, float>) return GgufType::F32;
+  else if constexpr (std::is_same_v<T, double>) return GgufType::F64;
+  else static_assert(sizeof(T) == 0, "not a GGUF number type");
+}
 
 // Limits of the reader (docs/formats.md#gguf lists them with their reasons).
 inline constexpr uint32_t kGgufDefaultAlignment = 32;

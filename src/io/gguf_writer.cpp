@@ -180,4 +180,46 @@ void write_gguf_streamed(const std::string& path, const GgufMetadataToWrite& met
   write_gguf_impl(path, metadata, tensors, &fill, alignment);
 }
 
+GgufWriteValue GgufWriteValue::copy(const GgufValue& v) {
+  switch (v.type()) {
+    case GgufType::U8: return u8(v.as_integer<uint8_t>());
+    case GgufType::I8: return GgufWriteValue::i8(v.as_integer<int8_t>());
+    case GgufType::U16: return GgufWriteValue::u16(v.as_integer<uint16_t>());
+    case GgufType::I16: return GgufWriteValue::i16(v.as_integer<int16_t>());
+    case GgufType::U32: return GgufWriteValue::u32(v.as_u32());
+    case GgufType::I32: return GgufWriteValue::i32(v.as_i32());
+    case GgufType::U64: return GgufWriteValue::u64(v.as_u64());
+    case GgufType::I64: return GgufWriteValue::i64(v.as_i64());
+    case GgufType::F32: return GgufWriteValue::f32(v.as_f32());
+    case GgufType::F64: return GgufWriteValue::f64(v.as_f64());
+    case GgufType::Bool: return GgufWriteValue::boolean(v.as_bool());
+    case GgufType::String: return GgufWriteValue::string(v.as_string());
+    case GgufType::Array: break;
+  }
+  const GgufArray a = v.as_array();
+  switch (a.element_type()) {
+    case GgufType::String: {
+      std::vector<std::string_view> s;
+      s.reserve(a.size());
+      for (std::string_view e : a.strings()) s.push_back(e);
+      return GgufWriteValue::strings(std::span<const std::string_view>(s));
+    }
+    case GgufType::U8: return GgufWriteValue::numbers(a.to_vector<uint8_t>());
+    case GgufType::I8: return GgufWriteValue::numbers(a.to_vector<int8_t>());
+    case GgufType::U16: return GgufWriteValue::numbers(a.to_vector<uint16_t>());
+    case GgufType::I16: return GgufWriteValue::numbers(a.to_vector<int16_t>());
+    case GgufType::U32: return GgufWriteValue::numbers(a.to_vector<uint32_t>());
+    case GgufType::I32: return GgufWriteValue::numbers(a.to_vector<int32_t>());
+    case GgufType::U64: return GgufWriteValue::numbers(a.to_vector<uint64_t>());
+    case GgufType::I64: return GgufWriteValue::numbers(a.to_vector<int64_t>());
+    case GgufType::F32: return GgufWriteValue::numbers(a.to_vector<float>());
+    case GgufType::F64: return GgufWriteValue::numbers(a.to_vector<double>());
+    default: {
+      std::vector<GgufWriteValue> elements;
+      for (size_t i = 0; i < a.size(); ++i) elements.push_back(copy(a.at(i)));
+      return GgufWriteValue::array(a.element_type(), elements);
+    }
+  }
+}
+
 }  // namespace glass

@@ -36,6 +36,8 @@ class GgufWriteValue {
   static GgufWriteValue f64(double v) { return scalar(GgufType::F64, v); }
   static GgufWriteValue boolean(bool v) { return scalar(GgufType::Bool, static_cast<uint8_t>(v ? 1 : 0)); }
   static GgufWriteValue string(std::string_view s);
+  // A value read from a GGUF file, to be written again unchanged (arrays of any depth).
+  static GgufWriteValue copy(const GgufValue& v);
 
   // Arrays. Numbers: T is uint8_t ... int64_t, float or double.
   template <class T>
@@ -65,8 +67,6 @@ class GgufWriteValue {
     return GgufWriteValue(type, std::move(bytes));
   }
   static std::string array_header(GgufType element_type, uint64_t count);
-  template <class T>
-  static constexpr GgufType number_type();
 
   GgufType type_;
   std::string bytes_;
@@ -103,23 +103,8 @@ void write_gguf_streamed(const std::string& path, const GgufMetadataToWrite& met
 // ---- template definitions ----
 
 template <class T>
-constexpr GgufType GgufWriteValue::number_type() {
-  if constexpr (std::is_same_v<T, uint8_t>) return GgufType::U8;
-  else if constexpr (std::is_same_v<T, int8_t>) return GgufType::I8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return GgufType::U16;
-  else if constexpr (std::is_same_v<T, int16_t>) return GgufType::I16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return GgufType::U32;
-  else if constexpr (std::is_same_v<T, int32_t>) return GgufType::I32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return GgufType::U64;
-  else if constexpr (std::is_same_v<T, int64_t>) return GgufType::I64;
-  else if constexpr (std::is_same_v<T, float>) return GgufType::F32;
-  else if constexpr (std::is_same_v<T, double>) return GgufType::F64;
-  else static_assert(sizeof(T) == 0, "not a GGUF number type");
-}
-
-template <class T>
 GgufWriteValue GgufWriteValue::numbers(std::span<const T> values) {
-  std::string bytes = array_header(number_type<T>(), values.size());
+  std::string bytes = array_header(gguf_type_of<T>(), values.size());
   const size_t at = bytes.size();
   bytes.resize(at + values.size_bytes());
   if (!values.empty()) std::memcpy(bytes.data() + at, values.data(), values.size_bytes());

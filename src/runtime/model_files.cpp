@@ -12,11 +12,18 @@ namespace glass {
 
 namespace {
 
-// The text of the token a tokenizer.ggml.*_token_id key names, if the key is present.
-std::optional<std::string> token_named_by(const GgufMetadata& m, const GgufArray& tokens, const char* key) {
+// The id a tokenizer.ggml.*_token_id key holds, if the key is present; past the tokens is an error.
+std::optional<uint32_t> token_id_of(const GgufMetadata& m, const GgufArray& tokens, const char* key) {
   const std::optional<uint32_t> id = m.find_u32(key);
+  if (id && *id >= tokens.size())
+    fail(m.at(key).where(), " is ", *id, ", past the ", tokens.size(), " tokens of tokenizer.ggml.tokens");
+  return id;
+}
+
+// The text of the token such a key names.
+std::optional<std::string> token_named_by(const GgufMetadata& m, const GgufArray& tokens, const char* key) {
+  const std::optional<uint32_t> id = token_id_of(m, tokens, key);
   if (!id) return std::nullopt;
-  if (*id >= tokens.size()) fail(m.at(key).where(), " is ", *id, ", past the ", tokens.size(), " tokens of tokenizer.ggml.tokens");
   return std::string(tokens.string(*id));
 }
 
@@ -53,11 +60,7 @@ GenerationDefaults gguf_generation_defaults(const std::string& path) {
   const GgufArray tokens = m.array("tokenizer.ggml.tokens");
   std::vector<int32_t> types;
   if (auto a = m.find_array("tokenizer.ggml.token_type")) types = a->to_vector<int32_t>();
-  if (auto eos = m.find_u32("tokenizer.ggml.eos_token_id")) {
-    if (*eos >= tokens.size())
-      fail(m.at("tokenizer.ggml.eos_token_id").where(), " is ", *eos, ", past the ", tokens.size(), " tokens");
-    p.eos_token_ids.push_back(static_cast<int32_t>(*eos));
-  }
+  if (auto eos = token_id_of(m, tokens, "tokenizer.ggml.eos_token_id")) p.eos_token_ids.push_back(static_cast<int32_t>(*eos));
   int32_t id = 0;
   for (std::string_view t : tokens.strings()) {
     const bool control = id < static_cast<int32_t>(types.size()) && types[id] == static_cast<int32_t>(GgmlTokenType::kControl);
