@@ -27,7 +27,7 @@ struct Weights {
       quantize_row(t, row.data(), cols, bytes.data() + r * rb);
     }
     w = {t, bytes.data(), rows, cols, rb};
-    if (is_block_quantized(t) && rows >= kInterleaveRows) {  // as the model loads them
+    if (interleavable(t) && rows >= kInterleaveRows) {  // as the model loads them
       std::vector<std::byte> row_major = std::move(bytes);
       const WeightMatrix source{t, row_major.data(), rows, cols, rb};
       bytes.resize(row_major.size());
@@ -68,6 +68,14 @@ void MatmulShapes(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Every weight type at the one 0.5B shape whose rows are whole k-quant super-blocks
+// (ffn_down, 4864 columns), decode and a prefill block, 2 threads.
+void EveryTypeShapes(benchmark::internal::Benchmark* b) {
+  for (const WeightTypeTraits& t : weight_types())
+    for (int n : {1, 64}) b->Args({static_cast<int>(t.type), 896, 4864, n, 2, 1});
+}
+BENCHMARK(BM_Matmul)->Name("BM_MatmulEveryType")->Apply(EveryTypeShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_MatmulReference(benchmark::State& state) {
   ReferenceKernels k;

@@ -24,8 +24,9 @@ std::string CpuKernels::simd_path() const {
 
 const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
-  // Types without a kernel of their own run through the f32 one, which reads x as it is.
-  if (type == WeightType::F32 || type == WeightType::F16 || !simd::has_kernel(type))
+  // These kernels read x as it is.
+  if (type == WeightType::F32 || type == WeightType::F16 ||
+      (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
     return reinterpret_cast<const std::byte*>(x);
   const size_t row = simd::prepared_row_bytes(type, cols);
   if (buffer.size() < row * static_cast<size_t>(n)) buffer.resize(row * static_cast<size_t>(n));
@@ -42,23 +43,7 @@ const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n,
 
 void CpuKernels::matmul_rows(const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin, int64_t row_end,
                              const float* bias, float* y) const {
-  if (simd::has_kernel(w.type)) {
-    simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
-    return;
-  }
-  // Decode kRowGrain rows at a time to f32 and run the f32 kernel on them: every output
-  // is the same f32 dot product whatever the split, so invariance holds as for the others.
-  const int64_t cols = w.cols;
-  std::vector<float> rows(static_cast<size_t>(kRowGrain * cols)), out(static_cast<size_t>(kRowGrain * n));
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += kRowGrain) {
-    const int64_t m = std::min(kRowGrain, row_end - r0);
-    for (int64_t i = 0; i < m; ++i) dequantize_row(w, r0 + i, &rows[static_cast<size_t>(i * cols)]);
-    const WeightMatrix f{WeightType::F32, reinterpret_cast<const std::byte*>(rows.data()), m, cols,
-                         static_cast<size_t>(cols) * sizeof(float)};
-    simd::matmul_rows(f, xp, n, 0, m, bias != nullptr ? bias + r0 : nullptr, out.data(), false);
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t i = 0; i < m; ++i) y[t * w.rows + r0 + i] = out[static_cast<size_t>(t * m + i)];
-  }
+  simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
 }
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {

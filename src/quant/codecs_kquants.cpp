@@ -226,18 +226,6 @@ void pack_2bit(const uint8_t* codes, uint8_t* q) {
   }
 }
 
-// Q4_K / Q5_K: sub-block j's 6-bit scale and min in the 12 scale bytes. Bytes 0-3 hold
-// scales 0-3 and bytes 4-7 mins 0-3 in their low 6 bits; bytes 8-11 hold the low 4 bits
-// of scales 4-7 (low nibble) and mins 4-7 (high nibble), whose top 2 bits sit in the top
-// bits of bytes 0-3 (scales) and 4-7 (mins).
-struct ScaleMin {
-  uint8_t scale, min;
-};
-ScaleMin unpack_scale_min(const uint8_t* packed, int j) {
-  if (j < 4) return {static_cast<uint8_t>(packed[j] & 63), static_cast<uint8_t>(packed[j + 4] & 63)};
-  return {static_cast<uint8_t>((packed[j + 4] & 0x0f) | ((packed[j - 4] >> 6) << 4)),
-          static_cast<uint8_t>((packed[j + 4] >> 4) | ((packed[j] >> 6) << 4))};
-}
 void pack_scale_min(uint8_t* packed, int j, uint8_t scale, uint8_t min) {
   if (j < 4) {
     packed[j] = scale;
@@ -249,12 +237,6 @@ void pack_scale_min(uint8_t* packed, int j, uint8_t scale, uint8_t min) {
   }
 }
 
-// Q3_K: sub-block j's 6-bit scale (stored + 32), unpacked and made signed.
-int unpack_q3_scale(const uint8_t* packed, int j) {
-  const int low = j < 8 ? packed[j] & 0x0f : packed[j - 8] >> 4;
-  const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
-  return (low | (high << 4)) - 32;
-}
 
 // Q4_K and Q5_K share everything but the code width and the search: 8 sub-blocks of 32,
 // each weighted by (rms of the sub-block + |x|), fitted with a min; the scales and mins
