@@ -670,20 +670,27 @@ HWY_INLINE void DecodedMicroTile(const float* rows, int64_t cols, const float* x
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) a[r][t] = acc[r * tokens + t];
   for (int64_t c = c0; c < c1; c += L) {
-    for (int r = 0; r < R; ++r) {
-      const VF wv = hn::Load(df, rows + r * cols + c);
-      for (int t = 0; t < T; ++t) a[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), a[r][t]);
+    VF wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = hn::Load(df, rows + r * cols + c);
+    for (int t = 0; t < T; ++t) {
+      const VF xv = hn::LoadU(df, x + t * xstride + c);
+      for (int r = 0; r < R; ++r) a[r][t] = hn::MulAdd(wv[r], xv, a[r][t]);
     }
   }
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r * tokens + t] = a[r][t];
 }
 
+// Tokens per micro tile: 4 rows x 6 tokens of accumulators fit AVX-512's 32 registers,
+// 4 x 2 AVX2's 16.
+constexpr int kDecodedTileTokens = HWY_TARGET <= HWY_AVX3 ? 6 : 2;
+
 template <int R>
 HWY_INLINE void DecodedMicroRow(const float* rows, int64_t cols, const float* x, int64_t xstride, int64_t c0,
                                 int64_t c1, VF* acc, int64_t tokens) {
+  constexpr int T = kDecodedTileTokens;
   int64_t t = 0;
-  for (; t + 3 <= tokens; t += 3) DecodedMicroTile<R, 3>(rows, cols, x + t * xstride, xstride, c0, c1, acc + t, tokens);
+  for (; t + T <= tokens; t += T) DecodedMicroTile<R, T>(rows, cols, x + t * xstride, xstride, c0, c1, acc + t, tokens);
   for (; t < tokens; ++t) DecodedMicroTile<R, 1>(rows, cols, x + t * xstride, xstride, c0, c1, acc + t, tokens);
 }
 
