@@ -1,6 +1,6 @@
 // glass compare A B: how far apart two sets of logits are, position by position. Each
-// input is a raw float32 file (`glass logits --out`) or a .npy array (a glass dump, or
-// numpy.save of transformers' logits). A is the reference.
+// input is a raw float32 file (`glass logits --out`, llama.cpp's logits dumps) or a .npy
+// array (a glass dump, or numpy.save of transformers' logits). A is the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +14,9 @@
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/option_range.h"
+#include "io/checkpoint.h"
+#include "io/gguf.h"
+#include "io/gguf_model.h"
 #include "io/model_config.h"
 #include "trace/logit_compare.h"
 #include "trace/npy.h"
@@ -83,7 +86,9 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("a", o->a, "Reference: raw float32 logits (glass logits --out) or .npy")->required();
   sub->add_option("b", o->b, "The other: raw float32 logits or .npy")->required();
   sub->add_option("--vocab", o->vocab, "Row width of raw float32 files (the vocabulary size)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (or config.json) whose vocab_size is the raw row width");
+  sub->add_option("-m,--model", o->model,
+                  "Checkpoint folder, its config.json, or a GGUF file, whose vocabulary size is the raw row width "
+                  "(llama.cpp's logits dumps are raw float32 rows)");
   sub->add_option("--format", o->format, "table or json")->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "Exit with status 1 when max |difference| exceeds this");
 
@@ -93,9 +98,12 @@ Command add_compare_command(CLI::App& app) {
             std::optional<int64_t> width;
             if (o->vocab > 0) width = o->vocab;
             if (!o->model.empty()) {
-              const std::string config = o->model.size() >= 5 && o->model.ends_with(".json") ? o->model
-                                                                                               : o->model + "/config.json";
-              const int64_t v = load_model_config(config).vocab_size;
+              const bool gguf = is_gguf_path(o->model);
+              const std::string config = gguf || (o->model.size() >= 5 && o->model.ends_with(".json"))
+                                             ? o->model
+                                             : o->model + "/config.json";
+              const int64_t v = gguf ? model_config_from_gguf(GgufSet(o->model)).vocab_size
+                                     : load_model_config(config).vocab_size;
               if (width && *width != v) fail("--vocab ", *width, " disagrees with ", config, "'s vocab_size ", v);
               width = v;
             }

@@ -224,6 +224,19 @@ TEST_F(CompareCli, RawAgainstNpyOfTheSameLogits) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// llama.cpp's logits dumps are raw float32 rows next to a GGUF: -m takes the GGUF's width.
+TEST_F(CompareCli, TakesTheRowWidthFromAGgufFile) {
+  const std::string gguf = tmp_.file("demo.gguf");
+  auto r = run_glass("convert -m " + shell_quote(test::demo_model_dir()) + " --type F16 --out " + shell_quote(gguf));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_glass("compare " + a() + " " + a() + " -m " + shell_quote(gguf) + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parse_json(r.out, "compare")["width"], 151936);
+  r = run_glass("compare " + a() + " " + a() + " -m " + shell_quote(gguf) + " --vocab 1000");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("demo.gguf's vocab_size 151936"), std::string::npos) << r.err;
+}
+
 TEST_F(CompareCli, ReportsDifferencesPerPosition) {
   std::vector<float> b = logits_;
   b[151936 + 5] += 0.5f;                                                     // position 1
