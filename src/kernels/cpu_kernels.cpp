@@ -24,9 +24,8 @@ std::string CpuKernels::simd_path() const {
 
 const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
-  // These kernels read x as it is.
-  if (type == WeightType::F32 || type == WeightType::F16 ||
-      (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
+  // The float kernels read x as it is, but for bf16's reordering (simd::prepare_rows).
+  if (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float)
     return reinterpret_cast<const std::byte*>(x);
   const size_t row = simd::prepared_row_bytes(type, cols);
   if (buffer.size() < row * static_cast<size_t>(n)) buffer.resize(row * static_cast<size_t>(n));

@@ -260,9 +260,6 @@ HWY_INLINE __m256i WeightBytes(const BlockQ8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q));
 }
 HWY_INLINE __m256i WeightBytes(const BlockQ4_0& b) { return _mm256_sub_epi8(Nibbles(b.q), _mm256_set1_epi8(8)); }
-HWY_INLINE __m256i WeightBytes(const BlockQ5_0& b) {
-  return _mm256_sub_epi8(_mm256_or_si256(Nibbles(b.q), FifthBits(b.high_bits)), _mm256_set1_epi8(16));
-}
 #else
 HWY_INLINE void Nibbles(const uint8_t* q, int8_t* out) {
   for (int j = 0; j < 16; ++j) {
@@ -270,18 +267,10 @@ HWY_INLINE void Nibbles(const uint8_t* q, int8_t* out) {
     out[j + 16] = static_cast<int8_t>(q[j] >> 4);
   }
 }
-HWY_INLINE void AddFifthBits(const uint8_t* p, int8_t* out) {
-  for (int j = 0; j < 32; ++j) out[j] = static_cast<int8_t>(out[j] + (((p[j / 8] >> (j % 8)) & 1) << 4));
-}
 HWY_INLINE void WeightBytes(const BlockQ8_0& b, int8_t* out) { std::memcpy(out, b.q, 32); }
 HWY_INLINE void WeightBytes(const BlockQ4_0& b, int8_t* out) {
   Nibbles(b.q, out);
   for (int j = 0; j < 32; ++j) out[j] = static_cast<int8_t>(out[j] - 8);
-}
-HWY_INLINE void WeightBytes(const BlockQ5_0& b, int8_t* out) {
-  Nibbles(b.q, out);
-  AddFifthBits(b.high_bits, out);
-  for (int j = 0; j < 32; ++j) out[j] = static_cast<int8_t>(out[j] - 16);
 }
 #endif
 
@@ -590,7 +579,7 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
       return;
     case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_0: TileInt8Of<BlockQ5_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q5_0: TileDecodedOf<WeightType::Q5_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q4_1: TileDecodedOf<WeightType::Q4_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q5_1: TileDecodedOf<WeightType::Q5_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q2_K: TileDecodedOf<WeightType::Q2_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
@@ -645,6 +634,7 @@ void DecodeRowOf(const WeightMatrix& w, int64_t r, float* out) {
 void DecodeRow(const WeightMatrix& w, int64_t r, float* out) {
   switch (w.type) {
     case WeightType::Q4_1: DecodeRowOf<WeightType::Q4_1>(w, r, out); return;
+    case WeightType::Q5_0: DecodeRowOf<WeightType::Q5_0>(w, r, out); return;
     case WeightType::Q5_1: DecodeRowOf<WeightType::Q5_1>(w, r, out); return;
     case WeightType::Q2_K: DecodeRowOf<WeightType::Q2_K>(w, r, out); return;
     case WeightType::Q3_K: DecodeRowOf<WeightType::Q3_K>(w, r, out); return;

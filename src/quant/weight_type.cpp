@@ -22,7 +22,7 @@ constexpr std::array<WeightTypeTraits, 13> kTypes = {{
     {W::Q8_0, "q8_0", 8, 32, 34, c::dequantize_q8_0, c::quantize_q8_0, A::Int8x32},
     {W::Q4_0, "q4_0", 2, 32, 18, c::dequantize_q4_0, c::quantize_q4_0, A::Int8x32},
     {W::Q4_1, "q4_1", 3, 32, 20, c::dequantize_q4_1, c::quantize_q4_1, A::Float},
-    {W::Q5_0, "q5_0", 6, 32, 22, c::dequantize_q5_0, c::quantize_q5_0, A::Int8x32},
+    {W::Q5_0, "q5_0", 6, 32, 22, c::dequantize_q5_0, c::quantize_q5_0, A::Float},
     {W::Q5_1, "q5_1", 7, 32, 24, c::dequantize_q5_1, c::quantize_q5_1, A::Float},
     {W::Q2_K, "q2_K", 10, 256, 84, c::dequantize_q2_K, c::quantize_q2_K, A::Float},
     {W::Q3_K, "q3_K", 11, 256, 110, c::dequantize_q3_K, c::quantize_q3_K, A::Float},

@@ -20,8 +20,8 @@ enum class WeightType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, 
 using DequantizeBlocks = void (*)(const std::byte* src, float* out, int64_t blocks);
 using QuantizeBlocks = void (*)(const float* in, std::byte* out, int64_t blocks);
 
-// How a type's SIMD dot kernels take the activations: as floats (the block is decoded to
-// floats in registers), or quantized to int8 per block of 32 values with a float scale,
+// How a type's SIMD dot kernels take the activations: as floats (a block type's blocks are
+// decoded to floats first), or quantized to int8 per block of 32 values with a float scale,
 // as ggml's Q8_0 does on x86, so that the integer products are llama.cpp's.
 enum class ActivationFormat : uint8_t { Float, Int8x32 };
 
