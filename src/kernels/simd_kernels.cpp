@@ -557,11 +557,12 @@ HWY_INLINE void TileInt8Of(const WeightMatrix& w, int64_t r0, const std::byte* p
   TileInt8<Block, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared), static_cast<int64_t>(prow / sizeof(ActBlock)),
                         bias, y, ystride);
 }
+// Decode only: the prefill of these types is DecodedPrefillRows.
 template <WeightType Type, int R, int T>
-HWY_INLINE void TileDecodedOf(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow,
-                              const float* bias, float* y, int64_t ystride) {
-  TileDecoded<Type, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
-                          ystride);
+HWY_INLINE void TileDecodedOf(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t, const float* bias,
+                              float* y, int64_t) {
+  static_assert(T == 1);
+  TileDecoded<Type, R>(w, r0, reinterpret_cast<const float*>(prepared), bias, y);
 }
 
 template <int R, int T>
@@ -579,14 +580,14 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
       return;
     case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_0: TileDecodedOf<WeightType::Q5_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q4_1: TileDecodedOf<WeightType::Q4_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_1: TileDecodedOf<WeightType::Q5_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q2_K: TileDecodedOf<WeightType::Q2_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q3_K: TileDecodedOf<WeightType::Q3_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q4_K: TileDecodedOf<WeightType::Q4_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_K: TileDecodedOf<WeightType::Q5_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q6_K: TileDecodedOf<WeightType::Q6_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q5_0: if constexpr (T == 1) TileDecodedOf<WeightType::Q5_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q4_1: if constexpr (T == 1) TileDecodedOf<WeightType::Q4_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q5_1: if constexpr (T == 1) TileDecodedOf<WeightType::Q5_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q2_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q2_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q3_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q3_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q4_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q4_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q5_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q5_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q6_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q6_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
   }
 }
 
@@ -628,7 +629,7 @@ template <WeightType Type>
 void DecodeRowOf(const WeightMatrix& w, int64_t r, float* out) {
   const int64_t values = traits(Type).block_values;
   const size_t bytes = traits(Type).block_bytes;
-  for (int64_t b = 0; b < w.cols / values; ++b) DecodeBlock<Type>(w.row(r) + static_cast<size_t>(b) * bytes, out + b * values);
+  for (int64_t b = 0; b < w.cols / values; ++b) DecodeBlockTo<Type>(w.row(r) + static_cast<size_t>(b) * bytes, out + b * values);
 }
 
 void DecodeRow(const WeightMatrix& w, int64_t r, float* out) {
