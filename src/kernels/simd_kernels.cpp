@@ -127,99 +127,70 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
 
 // ---------------------------------------------------------------- float tiles
 
+// The float weight types as loaders for the one float tile below: each step reads
+// kVectors vectors of weights at column c, which multiply the activations at c, c + L, ...
+// of the prepared row; Value gives one weight for the scalar tail.
+struct F32Weights {
+  static constexpr int kVectors = 1;
+  static constexpr int64_t kBytes = 4;
+  static HWY_INLINE void Load(DF df, const std::byte* row, int64_t c, VF* v) {
+    v[0] = hn::LoadU(df, reinterpret_cast<const float*>(row) + c);
+  }
+  static float Value(const std::byte* row, int64_t c) { return reinterpret_cast<const float*>(row)[c]; }
+};
+struct F16Weights {
+  static constexpr int kVectors = 1;
+  static constexpr int64_t kBytes = 2;
+  static HWY_INLINE void Load(DF df, const std::byte* row, int64_t c, VF* v) {
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    v[0] = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(row) + c));
+  }
+  static float Value(const std::byte* row, int64_t c) { return f16_to_f32(reinterpret_cast<const uint16_t*>(row)[c]); }
+};
+// 2L weights read as L u32 lanes and split into the even and the odd elements (a shift
+// and a mask, no shuffles); PrepareRows stores the activations in that order.
+struct BF16Weights {
+  static constexpr int kVectors = 2;
+  static constexpr int64_t kBytes = 2;
+  static HWY_INLINE void Load(DF df, const std::byte* row, int64_t c, VF* v) {
+    const hn::RebindToUnsigned<DF> du;
+    const auto u = hn::LoadU(du, reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint16_t*>(row) + c));
+    v[0] = hn::BitCast(df, hn::ShiftLeft<16>(u));
+    v[1] = hn::BitCast(df, hn::And(u, hn::Set(du, 0xFFFF0000u)));
+  }
+  static float Value(const std::byte* row, int64_t c) { return bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[c]); }
+};
+
 // R weight rows x T tokens. `x` points at token t0's prepared row; rows of x are
 // `xstride` floats apart. Output y[t * ystride + r].
-template <int R, int T>
-HWY_INLINE void TileBF16(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
-                         float* y, int64_t ystride) {
+template <class Weights, int R, int T>
+HWY_INLINE void TileFloat(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
+                          float* y, int64_t ystride) {
   const DF df;
-  const hn::RebindToUnsigned<DF> du;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
+  constexpr int V = Weights::kVectors;
+  const int64_t step = V * L;
   const int64_t cols = w.cols;
-  const int64_t whole = cols / (2 * L) * (2 * L);
-  const auto hi_mask = hn::Set(du, 0xFFFF0000u);
+  const int64_t whole = cols / step * step;
   VF acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
-  const uint16_t* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const uint16_t*>(w.row(r0 + r));
+  const std::byte* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = w.row(r0 + r);
   const std::byte* next = NextTile<R, T>(w, r0);
-  for (int64_t c = 0; c < whole; c += 2 * L) {
-    if (next != nullptr) PrefetchBytes(next + c * 2 * R, 4 * L * R);
+  for (int64_t c = 0; c < whole; c += step) {
+    if (next != nullptr) PrefetchBytes(next + c * Weights::kBytes * R, step * Weights::kBytes * R);
     for (int r = 0; r < R; ++r) {
-      const auto u = hn::LoadU(du, reinterpret_cast<const uint32_t*>(wr[r] + c));
-      const VF even = hn::BitCast(df, hn::ShiftLeft<16>(u));
-      const VF odd = hn::BitCast(df, hn::And(u, hi_mask));
-      for (int t = 0; t < T; ++t) {
-        const float* xt = x + t * xstride + c;
-        acc[r][t] = hn::MulAdd(even, hn::LoadU(df, xt), acc[r][t]);
-        acc[r][t] = hn::MulAdd(odd, hn::LoadU(df, xt + L), acc[r][t]);
-      }
+      VF wv[V];
+      Weights::Load(df, wr[r], c, wv);
+      for (int t = 0; t < T; ++t)
+        for (int k = 0; k < V; ++k) acc[r][t] = hn::MulAdd(wv[k], hn::LoadU(df, x + t * xstride + c + k * L), acc[r][t]);
     }
   }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0;
-      for (int64_t c = whole; c < cols; ++c) tail += bf16_to_f32(wr[r][c]) * x[t * xstride + c];
-      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
-    }
-  }
-}
-
-template <int R, int T>
-HWY_INLINE void TileF16(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
-                        float* y, int64_t ystride) {
-  const DF df;
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  const auto L = static_cast<int64_t>(hn::Lanes(df));
-  const int64_t cols = w.cols;
-  const int64_t whole = cols / L * L;
-  VF acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
-  const uint16_t* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const uint16_t*>(w.row(r0 + r));
-  const std::byte* next = NextTile<R, T>(w, r0);
-  for (int64_t c = 0; c < whole; c += L) {
-    if (next != nullptr) PrefetchBytes(next + c * 2 * R, 2 * L * R);
-    for (int r = 0; r < R; ++r) {
-      const VF wv = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(wr[r] + c)));
-      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), acc[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      float tail = 0;
-      for (int64_t c = whole; c < cols; ++c) tail += f16_to_f32(wr[r][c]) * x[t * xstride + c];
-      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
-    }
-  }
-}
-
-template <int R, int T>
-HWY_INLINE void TileF32(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
-                        float* y, int64_t ystride) {
-  const DF df;
-  const auto L = static_cast<int64_t>(hn::Lanes(df));
-  const int64_t cols = w.cols;
-  const int64_t whole = cols / L * L;
-  VF acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
-  const float* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const float*>(w.row(r0 + r));
-  const std::byte* next = NextTile<R, T>(w, r0);
-  for (int64_t c = 0; c < whole; c += L) {
-    if (next != nullptr) PrefetchBytes(next + c * 4 * R, 4 * L * R);
-    for (int r = 0; r < R; ++r) {
-      const VF wv = hn::LoadU(df, wr[r] + c);
-      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), acc[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      float tail = 0;
-      for (int64_t c = whole; c < cols; ++c) tail += wr[r][c] * x[t * xstride + c];
+      for (int64_t c = whole; c < cols; ++c) tail += Weights::Value(wr[r], c) * x[t * xstride + c];
       y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
     }
   }
@@ -570,13 +541,16 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
                      float* y, int64_t ystride) {
   switch (w.type) {
     case WeightType::BF16:
-      TileBF16<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
+      TileFloat<BF16Weights, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
+                                   ystride);
       return;
     case WeightType::F16:
-      TileF16<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
+      TileFloat<F16Weights, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
+                                  ystride);
       return;
     case WeightType::F32:
-      TileF32<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
+      TileFloat<F32Weights, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
+                                  ystride);
       return;
     case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
