@@ -709,8 +709,10 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     row_begin = end;
     if (row_begin >= row_end) return;
   }
-  if (n == 1) {  // decode: memory-bound, many rows in flight
-    RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows);
+  if (n == 1) {  // decode: memory-bound, many rows in flight (4 for the decoded types, whose
+                 // decoding needs registers of its own)
+    if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows);
+    else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows);
   } else if (IsDecoded(w.type)) {
     DecodedPrefillRows(w, reinterpret_cast<const float*>(prepared), n, row_begin, row_end, bias, y);
   } else {
