@@ -32,7 +32,7 @@ namespace glass::simd {
 // Activations for the int8 kernels: one block per 32 values.
 struct ActBlock {
   float scale;
-  int32_t sum;       // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
+  int32_t sum;  // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
   int8_t q[32];
 };
 }  // namespace glass::simd
@@ -68,12 +68,14 @@ HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
 // ---------------------------------------------------------------- activations
 
 size_t PreparedRowBytes(WeightType type, int64_t cols) {
-  if (traits(type).activation == ActivationFormat::Int8x32) return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+  if (traits(type).activation == ActivationFormat::Int8x32)
+    return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
   return static_cast<size_t>(cols) * sizeof(float);
 }
 
-// As ggml's quantize_row_q8_0 on x86: the scale amax / 127 rounded to
-// f16 as its blocks store it, values multiplied by 127 / amax and rounded to even.
+// As ggml's quantize_row_q8_0 on x86: the scale amax / 127 rounded to f16 as its blocks
+// store it, values multiplied by 127 / amax and rounded to even, so that the products are
+// llama.cpp's.
 void QuantizeBlock32(const float* v, ActBlock& out) {
   float amax = 0;
   for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
@@ -184,7 +186,8 @@ HWY_INLINE void TileFloat(const WeightMatrix& w, int64_t r0, const float* x, int
       VF wv[V];
       Weights::Load(df, wr[r], c, wv);
       for (int t = 0; t < T; ++t)
-        for (int k = 0; k < V; ++k) acc[r][t] = hn::MulAdd(wv[k], hn::LoadU(df, x + t * xstride + c + k * L), acc[r][t]);
+        for (int k = 0; k < V; ++k)
+          acc[r][t] = hn::MulAdd(wv[k], hn::LoadU(df, x + t * xstride + c + k * L), acc[r][t]);
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -525,43 +528,48 @@ HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_
 template <class Block, int R, int T>
 HWY_INLINE void TileInt8Of(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
                            float* y, int64_t ystride) {
-  TileInt8<Block, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared), static_cast<int64_t>(prow / sizeof(ActBlock)),
-                        bias, y, ystride);
+  const auto* x = reinterpret_cast<const ActBlock*>(prepared);
+  TileInt8<Block, R, T>(w, r0, x, static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
 }
-// Decode only: the prefill of these types is DecodedPrefillRows.
-template <WeightType Type, int R, int T>
-HWY_INLINE void TileDecodedOf(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t, const float* bias,
-                              float* y, int64_t) {
-  static_assert(T == 1);
-  TileDecoded<Type, R>(w, r0, reinterpret_cast<const float*>(prepared), bias, y);
+// Calls f(std::integral_constant<WeightType, t>) for the block types decoded to float
+// (simd_block_decode.inc), so that their kernels are chosen in one place; false otherwise.
+template <class F>
+HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
+  using W = WeightType;
+  switch (t) {
+    case W::Q4_1: f(std::integral_constant<W, W::Q4_1>{}); return true;
+    case W::Q5_0: f(std::integral_constant<W, W::Q5_0>{}); return true;
+    case W::Q5_1: f(std::integral_constant<W, W::Q5_1>{}); return true;
+    case W::Q2_K: f(std::integral_constant<W, W::Q2_K>{}); return true;
+    case W::Q3_K: f(std::integral_constant<W, W::Q3_K>{}); return true;
+    case W::Q4_K: f(std::integral_constant<W, W::Q4_K>{}); return true;
+    case W::Q5_K: f(std::integral_constant<W, W::Q5_K>{}); return true;
+    case W::Q6_K: f(std::integral_constant<W, W::Q6_K>{}); return true;
+    default: return false;
+  }
+}
+HWY_INLINE bool IsDecoded(WeightType t) {
+  return WithDecodedType(t, [](auto) {});
 }
 
 template <int R, int T>
 HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
                      float* y, int64_t ystride) {
+  const auto* x = reinterpret_cast<const float*>(prepared);
+  const auto xstride = static_cast<int64_t>(prow / 4);
   switch (w.type) {
-    case WeightType::BF16:
-      TileFloat<BF16Weights, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
-                                   ystride);
-      return;
-    case WeightType::F16:
-      TileFloat<F16Weights, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
-                                  ystride);
-      return;
-    case WeightType::F32:
-      TileFloat<F32Weights, R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y,
-                                  ystride);
-      return;
+    case WeightType::BF16: TileFloat<BF16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
+    case WeightType::F16: TileFloat<F16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
+    case WeightType::F32: TileFloat<F32Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
     case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
     case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_0: if constexpr (T == 1) TileDecodedOf<WeightType::Q5_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q4_1: if constexpr (T == 1) TileDecodedOf<WeightType::Q4_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_1: if constexpr (T == 1) TileDecodedOf<WeightType::Q5_1, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q2_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q2_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q3_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q3_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q4_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q4_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q5_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q5_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q6_K: if constexpr (T == 1) TileDecodedOf<WeightType::Q6_K, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    default:  // the decoded types, one token at a time (their prefill is DecodedPrefillRows)
+      if constexpr (T == 1) {
+        WithDecodedType(w.type, [&](auto type) {
+          TileDecoded<decltype(type)::value, R>(w, r0, x, bias, y);
+        });
+      }
+      return;
   }
 }
 
@@ -603,25 +611,14 @@ template <WeightType Type>
 void DecodeRowOf(const WeightMatrix& w, int64_t r, float* out) {
   const int64_t values = traits(Type).block_values;
   const size_t bytes = traits(Type).block_bytes;
-  for (int64_t b = 0; b < w.cols / values; ++b) DecodeBlockTo<Type>(w.row(r) + static_cast<size_t>(b) * bytes, out + b * values);
+  for (int64_t b = 0; b < w.cols / values; ++b)
+    DecodeBlockTo<Type>(w.row(r) + static_cast<size_t>(b) * bytes, out + b * values);
 }
 
 void DecodeRow(const WeightMatrix& w, int64_t r, float* out) {
-  switch (w.type) {
-    case WeightType::Q4_1: DecodeRowOf<WeightType::Q4_1>(w, r, out); return;
-    case WeightType::Q5_0: DecodeRowOf<WeightType::Q5_0>(w, r, out); return;
-    case WeightType::Q5_1: DecodeRowOf<WeightType::Q5_1>(w, r, out); return;
-    case WeightType::Q2_K: DecodeRowOf<WeightType::Q2_K>(w, r, out); return;
-    case WeightType::Q3_K: DecodeRowOf<WeightType::Q3_K>(w, r, out); return;
-    case WeightType::Q4_K: DecodeRowOf<WeightType::Q4_K>(w, r, out); return;
-    case WeightType::Q5_K: DecodeRowOf<WeightType::Q5_K>(w, r, out); return;
-    case WeightType::Q6_K: DecodeRowOf<WeightType::Q6_K>(w, r, out); return;
-    default: return;  // not a decoded type (IsDecoded)
-  }
+  WithDecodedType(w.type, [&](auto type) { DecodeRowOf<decltype(type)::value>(w, r, out); });
 }
 
-// The block types whose kernels decode them to float (simd_block_decode.inc).
-bool IsDecoded(WeightType t) { return is_block_quantized(t) && traits(t).activation == ActivationFormat::Float; }
 
 // R decoded rows x T tokens over columns [c0, c1): the accumulators live in `acc` (rows
 // of `tokens` vectors) between column chunks, so every output takes the FMAs of
@@ -682,11 +679,13 @@ void DecodedPrefillRows(const WeightMatrix& w, const float* x, int64_t n, int64_
       for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
         const int64_t c1 = std::min(cols, c0 + kChunk);
         int64_t r = 0;
-        for (; r + 4 <= m; r += 4) DecodedMicroRow<4>(decoded.get() + r * cols, cols, xt, cols, c0, c1, a + r * tokens, tokens);
+        for (; r + 4 <= m; r += 4)
+          DecodedMicroRow<4>(decoded.get() + r * cols, cols, xt, cols, c0, c1, a + r * tokens, tokens);
         for (; r < m; ++r) DecodedMicroRow<1>(decoded.get() + r * cols, cols, xt, cols, c0, c1, a + r * tokens, tokens);
       }
       for (int64_t i = 0; i < m; ++i)
-        for (int64_t t = 0; t < tokens; ++t) y[(t0 + t) * w.rows + g + i] = Finish(df, a[i * tokens + t], 0.0f, bias, g + i);
+        for (int64_t t = 0; t < tokens; ++t)
+          y[(t0 + t) * w.rows + g + i] = Finish(df, a[i * tokens + t], 0.0f, bias, g + i);
     }
   }
 }
