@@ -459,6 +459,49 @@ GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, con
   const __m256 vbias = bias != nullptr ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ystride, _mm256_add_ps(acc[t], vbias));
 }
+
+// TileInt8 on row-major q8_0 / q4_0 (a GGUF's own rows) with vpdpbusd: the weights are made
+// unsigned (q8_0 + 128, q4_0 as its nibbles) and each lane's excess, k times the sum of its
+// 4 activations, is subtracted, so every int32 lane is TileInt8's and the float steps after
+// it are the same: bit-identical results.
+template <class Block, int R, int T>
+GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, const ActBlock* x, int64_t xstride_blocks,
+                                         const float* bias, float* y, int64_t ystride) {
+  constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
+  const int64_t nb = w.cols / kQuantBlock;
+  const Block* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const Block*>(w.row(r0 + r));
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i k = _mm256_set1_epi8(static_cast<char>(kQ8 ? 0x80 : 8));
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i xq[T], excess[T];
+    for (int t = 0; t < T; ++t) {
+      xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t * xstride_blocks + b].q));
+      excess[t] = _mm256_dpbusd_epi32(zero, k, xq[t]);
+    }
+    for (int r = 0; r < R; ++r) {
+      __m256i u;
+      if constexpr (kQ8) u = _mm256_xor_si256(WeightBytes(wr[r][b]), _mm256_set1_epi8(static_cast<char>(0x80)));
+      else u = Nibbles(wr[r][b].q);
+      const float dw = BlockScale(wr[r][b].scale);
+      for (int t = 0; t < T; ++t) {
+        const __m256i dot = _mm256_sub_epi32(_mm256_dpbusd_epi32(zero, u, xq[t]), excess[t]);
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * x[t * xstride_blocks + b].scale),
+                                    acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float s = SumLanes(acc[r][t]);
+      if (bias != nullptr) s += bias[r0 + r];
+      y[t * ystride + r0 + r] = s;
+    }
+  }
+}
 #undef GLASS_VNNI
 #define GLASS_HAVE_VNNI_KERNEL 1
 #else
@@ -527,9 +570,17 @@ HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_
 
 template <class Block, int R, int T>
 HWY_INLINE void TileInt8Of(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
-                           float* y, int64_t ystride) {
+                           float* y, int64_t ystride, bool vnni) {
   const auto* x = reinterpret_cast<const ActBlock*>(prepared);
-  TileInt8<Block, R, T>(w, r0, x, static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
+  const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
+#if GLASS_HAVE_VNNI_KERNEL
+  if (vnni) {
+    TileInt8Vnni<Block, R, T>(w, r0, x, xstride, bias, y, ystride);
+    return;
+  }
+#endif
+  (void)vnni;
+  TileInt8<Block, R, T>(w, r0, x, xstride, bias, y, ystride);
 }
 // Calls f(std::integral_constant<WeightType, t>) for the block types decoded to float
 // (simd_block_decode.inc), so that their kernels are chosen in one place; false otherwise.
@@ -554,15 +605,15 @@ HWY_INLINE bool IsDecoded(WeightType t) {
 
 template <int R, int T>
 HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
-                     float* y, int64_t ystride) {
+                     float* y, int64_t ystride, bool vnni) {
   const auto* x = reinterpret_cast<const float*>(prepared);
   const auto xstride = static_cast<int64_t>(prow / 4);
   switch (w.type) {
     case WeightType::BF16: TileFloat<BF16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
     case WeightType::F16: TileFloat<F16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
     case WeightType::F32: TileFloat<F32Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
-    case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
-    case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride); return;
+    case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride, vnni); return;
+    case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride, vnni); return;
     default:  // the decoded types, one token at a time (their prefill is DecodedPrefillRows)
       if constexpr (T == 1) {
         WithDecodedType(w.type, [&](auto type) {
@@ -576,16 +627,16 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
 // Rows in steps of R, then one at a time.
 template <int R, int T>
 HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_end, const std::byte* prepared,
-                         size_t prow, const float* bias, float* y, int64_t ystride) {
+                         size_t prow, const float* bias, float* y, int64_t ystride, bool vnni) {
   int64_t r = row_begin;
-  for (; r + R <= row_end; r += R) Tile<R, T>(w, r, prepared, prow, bias, y, ystride);
-  for (; r < row_end; ++r) Tile<1, T>(w, r, prepared, prow, bias, y, ystride);
+  for (; r + R <= row_end; r += R) Tile<R, T>(w, r, prepared, prow, bias, y, ystride, vnni);
+  for (; r < row_end; ++r) Tile<1, T>(w, r, prepared, prow, bias, y, ystride, vnni);
 }
 
 // Prefill: token blocks small enough that their activations stay in L2 while the weight
 // rows stream past, then 4x3 register tiles. Output y[t * ystride + r].
 void PrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, int64_t n, int64_t row_begin,
-                 int64_t row_end, const float* bias, float* y, int64_t ystride) {
+                 int64_t row_end, const float* bias, float* y, int64_t ystride, bool vnni) {
   constexpr int64_t T = 3;
   const int64_t block = std::max<int64_t>(T, std::min<int64_t>(96, (256 << 10) / static_cast<int64_t>(prow)) / T * T);
   for (int64_t t0 = 0; t0 < n; t0 += block) {
@@ -596,12 +647,12 @@ void PrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, 
       for (; t + T <= t1; t += T) {
         const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
         float* yt = y + t * ystride;
-        if (rows == 4) Tile<4, 3>(w, r, xp, prow, bias, yt, ystride);
-        else RowSweep<4, 3>(w, r, r + rows, xp, prow, bias, yt, ystride);
+        if (rows == 4) Tile<4, 3>(w, r, xp, prow, bias, yt, ystride, vnni);
+        else RowSweep<4, 3>(w, r, r + rows, xp, prow, bias, yt, ystride, vnni);
       }
       for (; t < t1; ++t) {
         const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
-        RowSweep<4, 1>(w, r, r + rows, xp, prow, bias, y + t * ystride, ystride);
+        RowSweep<4, 1>(w, r, r + rows, xp, prow, bias, y + t * ystride, ystride, vnni);
       }
     }
   }
@@ -710,12 +761,12 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
   }
   if (n == 1) {  // decode: memory-bound, many rows in flight (4 for the decoded types, whose
                  // decoding needs registers of its own)
-    if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows);
-    else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows);
+    if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+    else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
   } else if (IsDecoded(w.type)) {
     DecodedPrefillRows(w, reinterpret_cast<const float*>(prepared), n, row_begin, row_end, bias, y);
   } else {
-    PrefillRows(w, prepared, prow, n, row_begin, row_end, bias, y, w.rows);
+    PrefillRows(w, prepared, prow, n, row_begin, row_end, bias, y, w.rows, vnni);
   }
 }
 

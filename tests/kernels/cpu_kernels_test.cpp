@@ -196,13 +196,15 @@ TEST(CpuFeaturesTest, VnniKernelsAreBitIdenticalToTheOthers) {
   for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
     for (int64_t n : {1, 2, 5, 8, 9, 23}) {
       const int64_t rows = 45, cols = 160;
-      Matrix m = interleaved(make_matrix(type, rows, cols, rng));
-      const auto x = randn(static_cast<size_t>(n * cols), rng);
-      const auto bias = randn(static_cast<size_t>(rows), rng);
-      std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
-      CpuKernels(pool, with).matmul(m.w, x.data(), n, bias.data(), a.data());
-      CpuKernels(pool, without).matmul(m.w, x.data(), n, bias.data(), b.data());
-      ASSERT_EQ(a, b) << weight_type_name(type) << " n " << n;
+      // Both layouts: interleaved (as converted at load) and row-major (a GGUF's own rows).
+      for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
+        const auto x = randn(static_cast<size_t>(n * cols), rng);
+        const auto bias = randn(static_cast<size_t>(rows), rng);
+        std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
+        CpuKernels(pool, with).matmul(m.w, x.data(), n, bias.data(), a.data());
+        CpuKernels(pool, without).matmul(m.w, x.data(), n, bias.data(), b.data());
+        ASSERT_EQ(a, b) << layout_name(m.w) << " n " << n;
+      }
     }
   }
 }
