@@ -16,7 +16,7 @@ namespace {
 struct Weights {
   std::vector<std::byte> bytes;
   WeightMatrix w;
-  Weights(WeightType t, int64_t rows, int64_t cols) {
+  Weights(WeightType t, int64_t rows, int64_t cols, bool row_major = false) {
     std::mt19937 rng(1);
     std::normal_distribution<float> d(0.0f, 0.05f);
     std::vector<float> row(static_cast<size_t>(cols));
@@ -27,7 +27,7 @@ struct Weights {
       quantize_row(t, row.data(), cols, bytes.data() + r * rb);
     }
     w = {t, bytes.data(), rows, cols, rb};
-    if (interleavable(t) && rows >= kInterleaveRows) {  // as the model loads them
+    if (interleavable(t) && rows >= kInterleaveRows && !row_major) {  // as the model converts them at load
       std::vector<std::byte> row_major = std::move(bytes);
       const WeightMatrix source{t, row_major.data(), rows, cols, rb};
       bytes.resize(row_major.size());
@@ -36,14 +36,15 @@ struct Weights {
   }
 };
 
-// args: weight type, rows, cols, tokens, threads[, 0 to turn the CPU's extensions such as VNNI off]
+// args: weight type, rows, cols, tokens, threads[, 0 to turn the CPU's extensions such as VNNI off[, 1 to keep
+// q8_0 / q4_0 rows row-major, as a GGUF's own are used]]
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
   const bool extensions = state.range(5) != 0;
   CpuKernels k(pool, extensions ? CpuFeatures::detect() : CpuFeatures{});
-  Weights m(type, rows, cols);
+  Weights m(type, rows, cols, state.range(6) != 0);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
   for (auto _ : state) {
     k.matmul(m.w, x.data(), n, nullptr, y.data());
@@ -58,11 +59,11 @@ void MatmulShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::BF16), static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)}) {
     for (int threads : {1, 2}) {
       for (int extensions : {1, 0}) {
-        b->Args({t, 4864, 896, 1, threads, extensions});     // gate/up, decode
-        b->Args({t, 896, 4864, 1, threads, extensions});     // down, decode
-        b->Args({t, 151936, 896, 1, threads, extensions});   // lm_head, decode
-        b->Args({t, 4864, 896, 64, threads, extensions});    // gate/up, prefill block
-        b->Args({t, 896, 4864, 64, threads, extensions});    // down, prefill block
+        b->Args({t, 4864, 896, 1, threads, extensions, 0});  // gate/up, decode
+        b->Args({t, 896, 4864, 1, threads, extensions, 0});  // down, decode
+        b->Args({t, 151936, 896, 1, threads, extensions, 0});  // lm_head, decode
+        b->Args({t, 4864, 896, 64, threads, extensions, 0});  // gate/up, prefill block
+        b->Args({t, 896, 4864, 64, threads, extensions, 0});  // down, prefill block
       }
     }
   }
@@ -73,7 +74,11 @@ BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicro
 // (ffn_down, 4864 columns), decode and a prefill block, 2 threads.
 void EveryTypeShapes(benchmark::internal::Benchmark* b) {
   for (const WeightTypeTraits& t : weight_types())
-    for (int n : {1, 64}) b->Args({static_cast<int>(t.type), 896, 4864, n, 2, 1});
+    for (int n : {1, 64}) b->Args({static_cast<int>(t.type), 896, 4864, n, 2, 1, 0});
+  // q8_0 and q4_0 row-major, as a GGUF's own rows run, with and without VNNI.
+  for (int t : {static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)})
+    for (int n : {1, 64})
+      for (int extensions : {1, 0}) b->Args({t, 896, 4864, n, 2, extensions, 1});
 }
 BENCHMARK(BM_Matmul)->Name("BM_MatmulEveryType")->Apply(EveryTypeShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
