@@ -212,6 +212,17 @@ HWY_INLINE float SumLanes(__m256 v) {
   r = _mm_add_ss(r, _mm_movehdup_ps(r));
   return _mm_cvtss_f32(r);
 }
+// y[t * ystride + r0 + r] = the lanes of acc[r][t] summed as above, plus the bias.
+template <int R, int T>
+HWY_INLINE void StoreSums(const __m256 (&acc)[R][T], const float* bias, int64_t r0, float* y, int64_t ystride) {
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float s = SumLanes(acc[r][t]);
+      if (bias != nullptr) s += bias[r0 + r];
+      y[t * ystride + r0 + r] = s;
+    }
+  }
+}
 // 16 packed bytes as 32 nibbles: byte j's low nibble is value j, its high nibble value j + 16.
 HWY_INLINE __m256i Nibbles(const uint8_t* q) {
   const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
@@ -276,13 +287,7 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
       }
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      float s = SumLanes(acc[r][t]);
-      if (bias != nullptr) s += bias[r0 + r];
-      y[t * ystride + r0 + r] = s;
-    }
-  }
+  StoreSums<R, T>(acc, bias, r0, y, ystride);
 #else
   float acc[R][T] = {};
   int8_t wq[32];
@@ -494,13 +499,7 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
       }
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      float s = SumLanes(acc[r][t]);
-      if (bias != nullptr) s += bias[r0 + r];
-      y[t * ystride + r0 + r] = s;
-    }
-  }
+  StoreSums<R, T>(acc, bias, r0, y, ystride);
 }
 #undef GLASS_VNNI
 #define GLASS_HAVE_VNNI_KERNEL 1

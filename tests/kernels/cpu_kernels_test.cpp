@@ -160,7 +160,8 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
   ThreadPool one(1), two(2), three(3);
   for_each_target([&] {
     for (WeightType type : all_types()) {
-      const int64_t rows = 37, cols = column_sizes(type)[2 % column_sizes(type).size()], n = 11;
+      // Whole blocks of every type: 96 (an odd number of vectors) or one k-quant super-block.
+      const int64_t rows = 37, cols = traits(type).block_values == kSuperBlock ? 256 : 96, n = 11;
       for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
       const auto x = randn(static_cast<size_t>(n * cols), rng);
       std::vector<float> batched(static_cast<size_t>(n * rows));
@@ -215,7 +216,7 @@ TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
   for_each_target([&] {
     for (WeightType type : {WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_K, WeightType::Q6_K}) {
       SCOPED_TRACE(weight_type_name(type));
-      const int64_t cols = column_sizes(type).back() == 896 ? 64 : 256, n = 5;
+      const int64_t cols = traits(type).block_values == kSuperBlock ? 256 : 64, n = 5;
       // q8_0 and q4_0 interleaved: 9-row matrices put the group boundaries of the
       // concatenated row range off the thread split's grain.
       auto make = [&](int64_t rows) {
