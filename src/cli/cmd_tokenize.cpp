@@ -23,7 +23,10 @@ namespace {
 // -m DIR or tokenizer.json; without it the demo model's tokenizer, which is the real
 // Qwen2.5 tokenizer (the demo's random weights do not matter here).
 Tokenizer load_tokenizer(const std::string& flag) {
-  if (!flag.empty()) return load_model_tokenizer(flag);
+  if (!flag.empty()) {
+    check_model_path(flag, "tokenizer.json");
+    return load_model_tokenizer(flag);
+  }
   std::cerr << "glass: no -m given: using the built-in demo model's tokenizer (the real Qwen2.5 tokenizer)\n";
   return load_model_tokenizer(demo_model_dir());
 }

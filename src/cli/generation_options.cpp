@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 
@@ -27,7 +28,9 @@ void add_override(CLI::App* sub, const std::string& name, std::optional<T>& targ
 }  // namespace
 
 void GenerationOptions::add_to(CLI::App* sub) {
-  add_override(sub, "-n,--max-new-tokens", overrides.max_new_tokens, "Most tokens to generate (default: until eos or the context ends)");
+  add_override(sub, "-n,--max-new-tokens", overrides.max_new_tokens,
+               "Most tokens to generate (default: generation_config.json's max_new_tokens; else run: 20, as "
+               "transformers; chat and serve: until the reply or the context ends)");
   add_override(sub, "--temperature", overrides.temperature, "Softmax temperature; > 0 also turns sampling on, 0 means greedy");
   add_override(sub, "--top-k", overrides.top_k, "Keep the k most likely tokens (ties kept; 0: off)");
   add_override(sub, "--top-p", overrides.top_p, "Nucleus: keep the smallest set with probability >= p (1: off)");
@@ -35,7 +38,7 @@ void GenerationOptions::add_to(CLI::App* sub) {
   add_override(sub, "--repetition-penalty", overrides.repetition_penalty, "Penalize ids seen in prompt and output (1: off)");
   add_override(sub, "--presence-penalty", overrides.presence_penalty, "OpenAI presence penalty over the output (0: off)");
   add_override(sub, "--frequency-penalty", overrides.frequency_penalty, "OpenAI frequency penalty over the output (0: off)");
-  add_override(sub, "--seed", overrides.seed, "Seed of the sampler (default: random, reported)");
+  sub->add_option("--seed", seed, "Seed of the sampler; -1: random, as by default (the seed used is reported)");
   sub->add_option_function<std::vector<std::string>>(
       "--stop", [this](const std::vector<std::string>& v) { overrides.stop_strings = v; },
       "Stop when the text contains this string (not printed); repeatable");
@@ -68,10 +71,18 @@ SamplingParams GenerationOptions::resolve(const std::string& model_path) const {
   };
   for (const auto& [flag, single] : singles) apply_overrides(SamplingParams{}, single).validate(flag);
 
+  SamplingOverrides o = overrides;
+  if (!seed.empty() && seed != "-1") {
+    uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), value);
+    if (ec != std::errc() || end != seed.data() + seed.size())
+      fail("--seed: must be -1 (random) or an integer from 0 to 18446744073709551615, got \"", seed, "\"");
+    o.seed = value;
+  }
+
   GenerationDefaults defaults = load_generation_defaults(model_path);
   if (!defaults.note.empty()) std::cerr << "glass: " << defaults.note << "\n";
   SamplingParams params = std::move(defaults.params);
-  SamplingOverrides o = overrides;
   if (!chain_order.empty()) o.chain_order = parse_chain_order(chain_order, "--chain-order");
   if (o.temperature) o.do_sample = *o.temperature > 0;
   if (sample) o.do_sample = true;

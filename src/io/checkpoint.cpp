@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+#include <string_view>
+
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "io/gguf.h"
@@ -21,7 +24,12 @@ bool is_directory(const std::string& path) {
 }
 
 bool is_gguf_path(const std::string& path) {
-  return path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0 && !is_directory(path);
+  if (is_directory(path)) return false;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
+  // A GGUF saved under another name (a download without its extension) by its magic.
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, sizeof magic) && std::string_view(magic, sizeof magic) == "GGUF";
 }
 
 int64_t CheckpointTensor::numel() const {

@@ -33,7 +33,8 @@ struct CheckpointTensor {
   std::string shape_string() const;  // "[896, 151936]"
 };
 
-// Whether `path` names a GGUF file (by its name, as llama.cpp users name them).
+// Whether `path` names a GGUF file: by its name, as llama.cpp users name them, or by the
+// magic at its start.
 bool is_gguf_path(const std::string& path);
 
 class Checkpoint {

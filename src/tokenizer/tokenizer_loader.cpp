@@ -220,12 +220,11 @@ class TokenizerJsonReader {
     return close();
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    // nlohmann's message quotes the last token read, which may be a whole (long) string.
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", what);
+    error = str_cat(source_, ": not valid JSON ", json_syntax_problem(text, position, e.what()));
     return false;
   }
+
+  std::string_view text;  // what is being parsed, for the line and column of an error
 
  private:
   enum class Mode { kDom, kVocab, kMerges, kMergePair };
@@ -333,6 +332,7 @@ class TokenizerJsonReader {
 };
 
 void read_json(std::string_view text, TokenizerJsonReader& reader) {
+  reader.text = text;
   const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &reader, Json::input_format_t::json, true, false);
   if (!ok) glass::fail(reader.error.empty() ? "not valid JSON" : reader.error);
 }

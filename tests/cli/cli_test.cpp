@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+
 #include "io/model_config.h"
 #include "support/test_support.h"
 
@@ -117,7 +119,8 @@ TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
     std::string args, expect;
   };
   const std::vector<Case> cases = {
-      {"logits -m " + shell_quote(tmp.file("none")) + " --ids 1 --out " + shell_quote(out), "does not exist"},
+      {"logits -m " + shell_quote(tmp.file("none")) + " --ids 1 --out " + shell_quote(out),
+       "no such file or folder; -m takes"},
       {"logits -m " + shell_quote(tmp.path()) + " --ids 1 --out " + shell_quote(out), "config.json: missing"},
       {"logits --ids 'one two' --out " + shell_quote(out), "--ids: \"one\" is not a token id"},
       {"logits --ids '' --out " + shell_quote(out), "--ids: no token ids"},
@@ -159,6 +162,71 @@ TEST(Cli, RandomModelIsDeterministic) {
   const auto r = run_glass("random-model --like qwen9 --out " + shell_quote(a.file("x")));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("unknown model shape \"qwen9\""), std::string::npos) << r.err;
+}
+
+
+// Bare `glass`, --version, a mistyped command and a mistyped flag: a list, a version, a
+// suggestion; never only "A subcommand is required".
+TEST(Cli, CommandLineMistakesGetHelp) {
+  auto r = run_glass("");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("Usage: glass [OPTIONS] SUBCOMMAND"), std::string::npos) << r.out;
+  // The most used commands first, in groups.
+  const size_t run = r.out.find("\n  run "), chat = r.out.find("\n  chat "), logits = r.out.find("\n  logits ");
+  ASSERT_NE(run, std::string::npos) << r.out;
+  EXPECT_LT(run, chat);
+  EXPECT_LT(chat, logits);
+  EXPECT_NE(r.out.find("Generate:"), std::string::npos) << r.out;
+  r = run_glass("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.out.starts_with("glass 0.")) << r.out;
+  r = run_glass("runn -p hi");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'runn' is not a glass command; did you mean 'glass run'?"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Commands: run chat serve"), std::string::npos) << r.err;
+  r = run_glass("frobnicate");
+  EXPECT_NE(r.err.find("'frobnicate' is not a glass command\n"), std::string::npos) << r.err;
+  r = run_glass("run --temp 0.5 -p hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("glass run: unknown option '--temp'; did you mean '--temperature'?"), std::string::npos) << r.err;
+  r = run_glass("run --top_k=3 -p hi");
+  EXPECT_NE(r.err.find("unknown option '--top_k'; did you mean '--top-k'?"), std::string::npos) << r.err;
+}
+
+// -m names a folder or a GGUF file; a weight file, a text file or a missing path says so.
+TEST(Cli, ModelFlagSaysWhatItTakes) {
+  TempDir tmp;
+  const std::string weights = test::demo_model_dir() + "/model.safetensors";
+  for (const char* command : {"run -p hi -m ", "inspect -m ", "tokenize --text hi -m ", "chat-template -m "}) {
+    const auto r = run_glass(command + shell_quote(weights));
+    EXPECT_NE(r.exit_code, 0) << command;
+    EXPECT_NE(r.err.find("is a safetensors weight file, not a model; -m takes a checkpoint folder"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("here -m " + test::demo_model_dir()), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("not valid JSON"), std::string::npos) << r.err;
+  }
+  test::write_string(tmp.file("notes.txt"), "hello");
+  auto r = run_glass("run -p hi -m " + shell_quote(tmp.file("notes.txt")));
+  EXPECT_NE(r.err.find("is neither a checkpoint folder nor a GGUF file"), std::string::npos) << r.err;
+  r = run_glass("run -p hi -m " + shell_quote(tmp.file("missing")));
+  EXPECT_NE(r.err.find("no such file or folder; -m takes"), std::string::npos) << r.err;
+  // A GGUF file is known by its magic, whatever its name.
+  r = run_glass("convert -m " + shell_quote(test::demo_model_dir()) + " --out " + shell_quote(tmp.file("demo.gguf")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(std::rename(tmp.file("demo.gguf").c_str(), tmp.file("demo-download").c_str()), 0);
+  r = run_glass("inspect -m " + shell_quote(tmp.file("demo-download")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Qwen2ForCausalLM"), std::string::npos) << r.out;
+}
+
+// JSON the user wrote: the line, the column and what was expected, not the parser's text.
+TEST(Cli, JsonMistakesAreExplained) {
+  const auto r = run_glass("chat-template", "[{\"role\": \"user\",\n  \"content\": \"hi\"\n  \"x\": 1}]");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("stdin: not valid JSON at line 3, column 3: expected ',' or '}' after an object member, found \"x\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
 }
 
 }  // namespace
