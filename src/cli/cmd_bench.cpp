@@ -48,7 +48,7 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("-p,--prompt", o->prompt, "Prompt tokens processed in one batch (0 skips)")->capture_default_str();
   sub->add_option("-n,--generate", o->generate, "Decode steps (0 skips)")->capture_default_str();
   sub->add_option("-r,--repetitions", o->repetitions, "Repetitions; the best is reported")->capture_default_str();
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
   sub->add_option("--format", o->format, "text or json")->capture_default_str();
   sub->add_flag("--no-bandwidth", o->no_bandwidth, "Skip measuring the machine's read bandwidth");
 

@@ -48,7 +48,7 @@ Command add_chat_command(CLI::App& app) {
   sub->add_flag("--show-thinking", o->show_thinking,
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             if (o->format != "text" && o->format != "jsonl") fail("--format: \"", o->format, "\" is not one of text, jsonl");

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "cli/runtime_options.h"
 #include "io/checkpoint.h"
 #include "io/gguf.h"
 #include "model/decoder_model.h"
@@ -143,13 +144,14 @@ Json inspect_json(const ModelConfig& c, KVType kv, const Checkpoint* ckpt) {
 
 Command add_inspect_command(CLI::App& app) {
   struct Options {
-    std::string model, kv_type = "bf16", format = "text";
+    std::string model, kv_type = kDefaultKVType, format = "text";
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("inspect", "Architecture, tensors, parameter count and KV-cache size of a checkpoint");
   sub->add_option("-m,--model", o->model,
                   "Checkpoint folder, GGUF file, or a config.json alone (default: the built-in demo model)");
-  sub->add_option("--kv-type", o->kv_type, "KV-cache element type: f32, f16, bf16")->capture_default_str();
+  sub->add_option("--kv-type", o->kv_type, "KV-cache element type: f32, f16, bf16 (the default of run, chat and serve)")
+      ->capture_default_str();
   sub->add_option("--format", o->format, "text or json")->capture_default_str();
 
   return {sub, [o] {

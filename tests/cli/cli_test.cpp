@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include "base/error.h"
 #include "io/model_config.h"
 #include "support/test_support.h"
 
@@ -34,7 +35,7 @@ TEST(Cli, InspectReportsTheQwen3Family) {
                              "128 of intermediate 768, 8 routed per token"}}) {
     const std::string path = tmp.file(std::string(c.name) + ".json");
     test::write_string(path, test::published_config(c.name).dump());
-    const auto r = run_glass("inspect -m " + shell_quote(path));
+    const auto r = run_glass("inspect --kv-type bf16 -m " + shell_quote(path));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find(std::string("parameters            ") + c.parameters), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(c.kv), std::string::npos) << r.out;
@@ -71,18 +72,48 @@ TEST(Cli, InspectReports7BKVCachePerToken) {
   c.max_position_embeddings = 32768;
   c.rope_theta = 1e6;
   test::write_string(tmp.file("config.json"), c.to_json().dump(2));
-  auto r = run_glass("inspect -m " + shell_quote(tmp.file("config.json")));
+  auto r = run_glass("inspect --kv-type bf16 -m " + shell_quote(tmp.file("config.json")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("57,344 bytes per token"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("28 query / 4 KV"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("7,615,616,512"), std::string::npos) << r.out;
-  r = run_glass("inspect --format json -m " + shell_quote(tmp.file("config.json")));
+  r = run_glass("inspect --kv-type bf16 --format json -m " + shell_quote(tmp.file("config.json")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = Json::parse(r.out);
   EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 57344);
   EXPECT_EQ(j["kv_cache"]["bytes_full_context"], 57344ll * 32768);
   r = run_glass("inspect --kv-type f32 -m " + shell_quote(tmp.file("config.json")));
   EXPECT_NE(r.out.find("114,688 bytes per token"), std::string::npos) << r.out;
+}
+
+// inspect's KV cache for the full context is what the commands that run the model
+// allocate: the same default --kv-type everywhere, and the bytes glass serve reserves for
+// one full context.
+TEST(Cli, InspectKVCacheIsWhatTheModelCommandsAllocate) {
+  const std::string f32_default = "--kv-type TEXT=f32";
+  for (const char* command : {"inspect", "run", "chat", "serve", "bench", "logits", "trace"}) {
+    const auto help = run_glass(std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0) << command;
+    EXPECT_NE(help.out.find(f32_default), std::string::npos) << command << " --help:\n" << help.out;
+  }
+  TempDir tmp;
+  const std::string err = tmp.file("err");
+  const auto served = test::run_command(
+      shell_quote(test::glass_binary()) + " serve --port 0 --quiet --parallel 1 --ctx-size 32768 2>" + shell_quote(err) +
+      " & pid=$!; for i in $(seq 100); do grep -q 'listening on' " + shell_quote(err) +
+      " && break; sleep 0.1; done; kill -TERM $pid; wait $pid; cat " + shell_quote(err));
+  const auto kv_at = served.out.find("KV cache ");
+  ASSERT_NE(kv_at, std::string::npos) << served.out;
+  const std::string serve_kv = served.out.substr(kv_at, served.out.find(';', kv_at) - kv_at);
+
+  auto r = run_glass("inspect --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json kv = Json::parse(r.out)["kv_cache"];
+  ASSERT_EQ(kv["context"], 32768);
+  EXPECT_EQ(kv["dtype"], "f32");
+  const int64_t full = kv["bytes_full_context"].get<int64_t>();
+  EXPECT_EQ(full, kv["bytes_per_token"].get<int64_t>() * 32768);
+  EXPECT_EQ(serve_kv, "KV cache " + format_bytes(static_cast<double>(full)) + " (32768 tokens, f32)");
 }
 
 TEST(Cli, InspectListsTensorsOfTheDemoModel) {
