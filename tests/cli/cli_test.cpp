@@ -29,9 +29,9 @@ TEST(Cli, InspectReportsTheQwen3Family) {
     const char* kv;
     const char* extra;
   };
-  for (const Case& c : {Case{"Qwen3-0.6B", "596,049,920", "114,688 bytes per token (112.0 KiB)", "heads x head dim = 2048 != hidden 1024"},
-                        Case{"Qwen3-8B", "8,190,735,360", "147,456 bytes per token (144.0 KiB)", "q/k norm              yes"},
-                        Case{"Qwen3-30B-A3B", "30,532,122,624", "98,304 bytes per token (96.0 KiB)",
+  for (const Case& c : {Case{"Qwen3-0.6B", "596,049,920", "KV cache per token    112.0 KiB in bf16 = 2 (K, V) x 28 layers", "heads x head dim = 2048 != hidden 1024"},
+                        Case{"Qwen3-8B", "8,190,735,360", "KV cache per token    144.0 KiB in bf16", "q/k norm              yes"},
+                        Case{"Qwen3-30B-A3B", "30,532,122,624", "KV cache per token    96.0 KiB in bf16",
                              "128 of intermediate 768, 8 routed per token"}}) {
     const std::string path = tmp.file(std::string(c.name) + ".json");
     test::write_string(path, test::published_config(c.name).dump());
@@ -74,7 +74,8 @@ TEST(Cli, InspectReports7BKVCachePerToken) {
   test::write_string(tmp.file("config.json"), c.to_json().dump(2));
   auto r = run_glass("inspect --kv-type bf16 -m " + shell_quote(tmp.file("config.json")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("57,344 bytes per token"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KV cache per token    56.0 KiB in bf16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KV cache full context 1.8 GiB for 32768 tokens"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("28 query / 4 KV"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("7,615,616,512"), std::string::npos) << r.out;
   r = run_glass("inspect --kv-type bf16 --format json -m " + shell_quote(tmp.file("config.json")));
@@ -83,7 +84,7 @@ TEST(Cli, InspectReports7BKVCachePerToken) {
   EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 57344);
   EXPECT_EQ(j["kv_cache"]["bytes_full_context"], 57344ll * 32768);
   r = run_glass("inspect --kv-type f32 -m " + shell_quote(tmp.file("config.json")));
-  EXPECT_NE(r.out.find("114,688 bytes per token"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KV cache per token    112.0 KiB in f32"), std::string::npos) << r.out;
 }
 
 // inspect's KV cache for the full context is what the commands that run the model
@@ -114,6 +115,49 @@ TEST(Cli, InspectKVCacheIsWhatTheModelCommandsAllocate) {
   const int64_t full = kv["bytes_full_context"].get<int64_t>();
   EXPECT_EQ(full, kv["bytes_per_token"].get<int64_t>() * 32768);
   EXPECT_EQ(serve_kv, "KV cache " + format_bytes(static_cast<double>(full)) + " (32768 tokens, f32)");
+}
+
+// Issue 24 item 14: "KV cache (bf16)         256 bytes per token (256 B)" stood out of the
+// column and said its size twice.
+TEST(Cli, InspectSummaryIsOneColumnOfLabelsAndSaysEachSizeOnce) {
+  TempDir tmp;
+  test::write_string(tmp.file("moe.json"), test::published_config("Qwen3-30B-A3B").dump());
+  // 2 x 3 layers x 1 KV head x 96 dim x 2 bytes = 1,152 bytes: 1.125 KiB, which one
+  // decimal rounds, so the exact bytes follow.
+  Json odd = test::published_config("Qwen3-8B");
+  odd["num_hidden_layers"] = 3;
+  odd["num_key_value_heads"] = 1;
+  odd["head_dim"] = 96;
+  test::write_string(tmp.file("odd.json"), odd.dump());
+  struct Case {
+    std::string args, kv_line;
+  };
+  for (const Case& c :
+       {Case{"inspect", "KV cache per token    1.0 KiB in f32 = 2 (K, V) x 4 layers x 2 KV heads x 16 dim x 4 bytes"},
+        Case{"inspect -m " + shell_quote(tmp.file("moe.json")), "KV cache per token    192.0 KiB in f32"},
+        Case{"inspect --kv-type bf16 -m " + shell_quote(tmp.file("odd.json")),
+             "KV cache per token    1.1 KiB (1,152 bytes) in bf16"}}) {
+    const auto r = run_glass(c.args);
+    ASSERT_EQ(r.exit_code, 0) << c.args << "\n" << r.err;
+    // The summary is every line before the first blank one.
+    const std::string summary = r.out.substr(0, std::min(r.out.find("\n\n"), r.out.size() - 1) + 1);
+    size_t lines = 0;
+    for (size_t at = 0, end; (end = summary.find('\n', at)) != std::string::npos; at = end + 1, ++lines) {
+      const std::string line = summary.substr(at, end - at);
+      // A label of at most 21 characters (words with single spaces), one space, the value.
+      ASSERT_GT(line.size(), 22u) << line;
+      EXPECT_NE(line[0], ' ') << line;
+      const std::string label = line.substr(0, 21);
+      EXPECT_EQ(label.substr(0, label.find_last_not_of(' ') + 1).find("  "), std::string::npos) << c.args << ":\n" << line;
+      EXPECT_EQ(line[21], ' ') << c.args << ":\n" << line;
+      EXPECT_NE(line[22], ' ') << c.args << ":\n" << line;
+      // A size once: no "N bytes (human)" pairs.
+      EXPECT_EQ(line.find(" bytes ("), std::string::npos) << line;
+    }
+    EXPECT_GE(lines, 17u) << r.out;
+    EXPECT_NE(summary.find("\n" + c.kv_line), std::string::npos) << c.args << ":\n" << summary;
+    EXPECT_NE(summary.find("\nKV cache full context "), std::string::npos) << summary;
+  }
 }
 
 TEST(Cli, InspectListsTensorsOfTheDemoModel) {
