@@ -171,6 +171,26 @@ TEST(Cli, InspectListsTensorsOfTheDemoModel) {
   EXPECT_NE(r.out.find("model.layers.3.mlp.down_proj.weight"), std::string::npos);
 }
 
+// Issue 24 item 8: bench reported its bandwidth probe's 512 MiB buffer as the model's peak
+// RSS (548.7 MiB on the demo model, 35.3 MiB with --no-bandwidth).
+TEST(Cli, BenchPeakRssIsTheModelsWithOrWithoutTheBandwidthProbe) {
+  const std::string bench = "bench -p 8 -n 4 -r 1 -t 2 --format json";
+  const auto with_probe = run_glass(bench);
+  ASSERT_EQ(with_probe.exit_code, 0) << with_probe.err;
+  const auto without = run_glass(bench + " --no-bandwidth");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  const Json a = Json::parse(with_probe.out), b = Json::parse(without.out);
+  ASSERT_TRUE(a.contains("read_bandwidth_gb_s")) << a.dump();  // the probe ran
+  ASSERT_FALSE(b.contains("read_bandwidth_gb_s")) << b.dump();
+  const auto peak = a["peak_rss_bytes"].get<double>(), peak_without = b["peak_rss_bytes"].get<double>();
+  // The demo model's weights are 37.5 MiB (mapped, the embedding's rows read only as used):
+  // the model's peak is far below the probe's buffer.
+  EXPECT_GT(peak_without, 0.0);
+  EXPECT_LT(peak_without, 256.0 * (1 << 20));
+  EXPECT_NEAR(peak, peak_without, 16.0 * (1 << 20)) << "with the probe " << format_bytes(peak) << ", without "
+                                                    << format_bytes(peak_without);
+}
+
 TEST(Cli, LogitsWritesLastOrAllPositions) {
   TempDir tmp;
   auto r = run_glass("logits --ids '9707 11 1879' --out " + shell_quote(tmp.file("last.f32")));
