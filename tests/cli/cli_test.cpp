@@ -256,5 +256,58 @@ TEST(Cli, RandomModelIsDeterministic) {
   EXPECT_NE(r.err.find("unknown model shape \"qwen9\""), std::string::npos) << r.err;
 }
 
+// Issue 24 item 4: random-model overwrote a real checkpoint's model.safetensors and left
+// its vocab, merges and golden files beside the random weights.
+TEST(Cli, RandomModelRefusesAFolderThatHoldsFiles) {
+  TempDir real;
+  for (const char* name : {"model.safetensors", "config.json", "vocab.json", "merges.txt", "golden.json"})
+    test::write_string(real.file(name), name);
+  for (const char* force : {"", " --force"}) {
+    const auto r = run_glass("random-model --like demo --quiet --out " + shell_quote(real.path()) + force);
+    EXPECT_EQ(r.exit_code, 1) << force;
+    EXPECT_NE(r.err.find("--out " + real.path() + ": the folder holds files random-model does not write (golden.json)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("give a new or empty folder"), std::string::npos) << r.err;
+    EXPECT_EQ(test::read_string(real.file("model.safetensors")), "model.safetensors") << "overwritten" << force;
+  }
+  const auto r = run_glass("random-model --like demo --quiet --out " + shell_quote(real.file("golden.json")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("golden.json: exists and is not a folder"), std::string::npos) << r.err;
+}
+
+TEST(Cli, RandomModelReplacesItsOwnCheckpointOnlyWithForce) {
+  TempDir dir, fresh;
+  const std::string out = " --quiet --out " + shell_quote(dir.path());
+  ASSERT_EQ(run_glass("random-model --like demo --seed 3" + out).exit_code, 0);
+  const std::string seed3 = test::read_string(dir.file("model.safetensors"));
+  // As if an earlier --tokenizer had them; the built-in tokenizer has neither.
+  test::write_string(dir.file("vocab.json"), "{}");
+  test::write_string(dir.file("merges.txt"), "");
+
+  auto r = run_glass("random-model --like demo --seed 4" + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--out " + dir.path() + ": the folder already holds a checkpoint (config.json, "
+                       "generation_config.json, merges.txt, model.safetensors, tokenizer.json, tokenizer_config.json "
+                       "and 1 more); give a new or empty folder, or --force to replace it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(test::read_string(dir.file("model.safetensors")), seed3);
+
+  r = run_glass("random-model --like demo --seed 4 --force" + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(run_glass("random-model --like demo --seed 4 --quiet --out " + shell_quote(fresh.path())).exit_code, 0);
+  EXPECT_EQ(test::read_string(dir.file("model.safetensors")), test::read_string(fresh.file("model.safetensors")));
+  EXPECT_FALSE(file_exists(dir.file("vocab.json")));  // the earlier tokenizer's files are gone
+  EXPECT_FALSE(file_exists(dir.file("merges.txt")));
+  EXPECT_EQ(test::read_string(dir.file("tokenizer.json")), test::read_string(fresh.file("tokenizer.json")));
+  EXPECT_EQ(run_glass("run -n 2 -p Hi -m " + shell_quote(dir.path())).exit_code, 0);
+
+  // --no-tokenizer writes weights and configs only: the folder's tokenizer stays.
+  ASSERT_EQ(run_glass("random-model --like demo --seed 5 --force --no-tokenizer" + out).exit_code, 0);
+  EXPECT_TRUE(file_exists(dir.file("tokenizer.json")));
+  EXPECT_NE(test::read_string(dir.file("model.safetensors")), test::read_string(fresh.file("model.safetensors")));
+}
+
 }  // namespace
 }  // namespace glass
