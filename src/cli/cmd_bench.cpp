@@ -51,8 +51,9 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("-r,--repetitions", o->repetitions, "Repetitions; the best is reported")->capture_default_str();
   o->runtime.add_to(sub);
   sub->add_option("--format", o->format, "text or json")->capture_default_str();
-  sub->add_flag("--no-bandwidth", o->no_bandwidth, "Skip measuring the machine's read bandwidth (its 512 MiB buffer is not in the peak RSS "
-                "either way: the probe runs after)");
+  sub->add_flag("--no-bandwidth", o->no_bandwidth,
+                "Skip measuring the machine's read bandwidth (its 512 MiB buffer is not in the peak RSS either way: "
+                "the probe runs after)");
 
   return {sub, [o] {
             check_range("--prompt", o->prompt, 0, kMaxContextOption);
@@ -139,7 +140,8 @@ Command add_bench_command(CLI::App& app) {
                                                     " experts per layer").c_str()
                                           : "");
             std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
-            std::printf("load       %.2f s, peak RSS %s\n", load_s, format_bytes(static_cast<double>(peak_rss)).c_str());
+            std::printf("load       %.2f s, peak RSS %s\n", load_s,
+                        format_bytes(static_cast<double>(peak_rss)).c_str());
             if (o->prompt > 0) std::printf("pp%-8d %.1f tok/s (best of %d)\n", o->prompt, best_pp, o->repetitions);
             if (o->generate > 0) {
               std::printf("tg%-8d %.1f tok/s (best of %d), weights read at %.1f GB/s\n", o->generate, best_tg,

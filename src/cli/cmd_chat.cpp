@@ -35,7 +35,9 @@ namespace glass::cli {
 
 namespace {
 
-void drop_leading_whitespace(std::string& text) { text.erase(0, std::min(text.find_first_not_of(" \t\r\n"), text.size())); }
+void drop_leading_whitespace(std::string& text) {
+  text.erase(0, std::min(text.find_first_not_of(" \t\r\n"), text.size()));
+}
 
 }  // namespace
 

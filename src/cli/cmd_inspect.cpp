@@ -52,8 +52,8 @@ void print_config(const ModelConfig& c) {
   print_row("architecture", architecture_class_name(c.architecture));
   print_row("hidden size", str_cat(c.hidden_size));
   print_row("layers", str_cat(c.num_layers));
-  print_row("attention heads", str_cat(c.num_heads, " query / ", c.num_kv_heads, " KV (GQA, ", c.num_heads / c.num_kv_heads,
-                                       " query heads per KV head)"));
+  print_row("attention heads", str_cat(c.num_heads, " query / ", c.num_kv_heads, " KV (GQA, ",
+                                       c.num_heads / c.num_kv_heads, " query heads per KV head)"));
   print_row("head dim", str_cat(c.head_dim,
                                 c.q_dim() != c.hidden_size
                                     ? str_cat(" (heads x head dim = ", c.q_dim(), " != hidden ", c.hidden_size, ")")
@@ -61,8 +61,9 @@ void print_config(const ModelConfig& c) {
   print_row("q/k/v bias", c.attention_bias ? "yes" : "no");
   print_row("q/k norm", c.qk_norm ? "yes (RMSNorm per head before RoPE)" : "no");
   if (c.num_experts > 0) {
-    print_row("experts", str_cat(c.num_experts, " of intermediate ", c.moe_intermediate_size, ", ", c.num_experts_per_tok,
-                                 " routed per token", c.norm_topk_prob ? " (weights renormalised)" : ""));
+    print_row("experts", str_cat(c.num_experts, " of intermediate ", c.moe_intermediate_size, ", ",
+                                 c.num_experts_per_tok, " routed per token",
+                                 c.norm_topk_prob ? " (weights renormalised)" : ""));
     print_row("sparse layers",
               str_cat(c.sparse_layer_count(), " of ", c.num_layers,
                       c.sparse_layer_count() < c.num_layers
@@ -85,9 +86,9 @@ void print_config(const ModelConfig& c) {
 void print_kv(const ModelConfig& c, KVType kv) {
   const size_t esz = kv_type_size(kv);
   const int64_t per_token = c.kv_bytes_per_token(esz);
-  print_row("KV cache per token", str_cat(size_text(per_token), " in ", kv_type_name(kv), " = 2 (K, V) x ", c.num_layers,
-                                          " layers x ", c.num_kv_heads, " KV heads x ", c.head_dim, " dim x ", esz,
-                                          " bytes"));
+  print_row("KV cache per token", str_cat(size_text(per_token), " in ", kv_type_name(kv), " = 2 (K, V) x ",
+                                          c.num_layers, " layers x ", c.num_kv_heads, " KV heads x ", c.head_dim,
+                                          " dim x ", esz, " bytes"));
   const int64_t full = checked_mul(per_token, c.max_position_embeddings, "KV cache bytes for the full context");
   print_row("KV cache full context",
             str_cat(format_bytes(static_cast<double>(full)), " for ", c.max_position_embeddings, " tokens"));

@@ -81,7 +81,8 @@ Command add_random_model_command(CLI::App& app) {
   sub->add_option("--layers", o->layers,
                   "Keep only the first N layers of the shape (every other size stays real), to fit a big model "
                   "such as qwen3-30b-a3b on a small machine");
-  sub->add_option("--out", o->out, "Output folder: new or empty (or, with --force, holding a checkpoint random-model wrote)")
+  sub->add_option("--out", o->out,
+                  "Output folder: new or empty (or, with --force, holding a checkpoint random-model wrote)")
       ->required();
   sub->add_flag("--force", o->force,
                 "Replace the checkpoint random-model wrote in --out; tokenizer files the new one does not carry are "
@@ -92,7 +93,8 @@ Command add_random_model_command(CLI::App& app) {
                   "Shape the embedding so this token (e.g. 151645, <|im_end|>) is always among the likeliest: "
                   "sampled generations then end (the demo model uses it)");
   sub->add_option("--end-token-gain", o->end_token_gain, "How strongly --end-token is favoured")->capture_default_str();
-  sub->add_flag("--no-tokenizer", o->no_tokenizer, "Write weights and configs only (a tokenizer already in --out stays)");
+  sub->add_flag("--no-tokenizer", o->no_tokenizer,
+                "Write weights and configs only (a tokenizer already in --out stays)");
   sub->add_flag("--quiet", o->quiet, "No summary");
 
   return {sub, [o] {

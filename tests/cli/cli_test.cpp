@@ -29,8 +29,10 @@ TEST(Cli, InspectReportsTheQwen3Family) {
     const char* kv;
     const char* extra;
   };
-  for (const Case& c : {Case{"Qwen3-0.6B", "596,049,920", "KV cache per token    112.0 KiB in bf16 = 2 (K, V) x 28 layers", "heads x head dim = 2048 != hidden 1024"},
-                        Case{"Qwen3-8B", "8,190,735,360", "KV cache per token    144.0 KiB in bf16", "q/k norm              yes"},
+  for (const Case& c : {Case{"Qwen3-0.6B", "596,049,920", "KV cache per token    112.0 KiB in bf16 = 2 (K, V) x 28",
+                             "heads x head dim = 2048 != hidden 1024"},
+                        Case{"Qwen3-8B", "8,190,735,360", "KV cache per token    144.0 KiB in bf16",
+                             "q/k norm              yes"},
                         Case{"Qwen3-30B-A3B", "30,532,122,624", "KV cache per token    96.0 KiB in bf16",
                              "128 of intermediate 768, 8 routed per token"}}) {
     const std::string path = tmp.file(std::string(c.name) + ".json");
@@ -100,8 +102,8 @@ TEST(Cli, InspectKVCacheIsWhatTheModelCommandsAllocate) {
   TempDir tmp;
   const std::string err = tmp.file("err");
   const auto served = test::run_command(
-      shell_quote(test::glass_binary()) + " serve --port 0 --quiet --parallel 1 --ctx-size 32768 2>" + shell_quote(err) +
-      " & pid=$!; for i in $(seq 100); do grep -q 'listening on' " + shell_quote(err) +
+      shell_quote(test::glass_binary()) + " serve --port 0 --quiet --parallel 1 --ctx-size 32768 2>" +
+      shell_quote(err) + " & pid=$!; for i in $(seq 100); do grep -q 'listening on' " + shell_quote(err) +
       " && break; sleep 0.1; done; kill -TERM $pid; wait $pid; cat " + shell_quote(err));
   const auto kv_at = served.out.find("KV cache ");
   ASSERT_NE(kv_at, std::string::npos) << served.out;
@@ -148,7 +150,8 @@ TEST(Cli, InspectSummaryIsOneColumnOfLabelsAndSaysEachSizeOnce) {
       ASSERT_GT(line.size(), 22u) << line;
       EXPECT_NE(line[0], ' ') << line;
       const std::string label = line.substr(0, 21);
-      EXPECT_EQ(label.substr(0, label.find_last_not_of(' ') + 1).find("  "), std::string::npos) << c.args << ":\n" << line;
+      EXPECT_EQ(label.substr(0, label.find_last_not_of(' ') + 1).find("  "), std::string::npos)
+          << c.args << ":\n" << line;
       EXPECT_EQ(line[21], ' ') << c.args << ":\n" << line;
       EXPECT_NE(line[22], ' ') << c.args << ":\n" << line;
       // A size once: no "N bytes (human)" pairs.
