@@ -3,6 +3,9 @@
 // Reads one message per line, so it works from a terminal or a pipe:
 //   /reset  forget the conversation     /system TEXT  set the system message (and reset)
 //   /exit   or end of input (Ctrl-D)
+// /reset and /system are acknowledged on stderr, from a pipe too. A reply starts at its
+// first non-whitespace character: a first token such as " squid" would otherwise start it
+// with a space (shown, in the JSON line and in the history alike).
 // With --format jsonl each reply is one JSON line (replies may contain newlines), for
 // scripts. A model that thinks (Qwen3) has its reasoning kept apart: shown with
 // --show-thinking, in "reasoning_content" of the JSON lines, and left out of the
@@ -10,6 +13,7 @@
 // advises).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -28,6 +32,14 @@
 #include "runtime/reasoning.h"
 
 namespace glass::cli {
+
+namespace {
+
+void drop_leading_whitespace(std::string& text) {
+  text.erase(0, std::min(text.find_first_not_of(" \t\r\n"), text.size()));
+}
+
+}  // namespace
 
 Command add_chat_command(CLI::App& app) {
   struct Options {
@@ -48,7 +60,7 @@ Command add_chat_command(CLI::App& app) {
   sub->add_flag("--show-thinking", o->show_thinking,
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             if (o->format != "text" && o->format != "jsonl") fail("--format: \"", o->format, "\" is not one of text, jsonl");
@@ -82,13 +94,14 @@ Command add_chat_command(CLI::App& app) {
               if (line == "/exit" || line == "/quit") break;
               if (line == "/reset") {
                 history = jinja::OrderedJson::array();
-                if (interactive) std::fprintf(stderr, "(conversation reset)\n");
+                std::fprintf(stderr, "glass: conversation reset\n");
                 continue;
               }
               if (line.rfind("/system", 0) == 0 && (line.size() == 7 || line[7] == ' ')) {
                 system = line.size() > 8 ? line.substr(8) : "";
                 history = jinja::OrderedJson::array();
-                if (interactive) std::fprintf(stderr, "(system message set; conversation reset)\n");
+                std::fprintf(stderr, system.empty() ? "glass: system message cleared; conversation reset\n"
+                                                    : "glass: system message set; conversation reset\n");
                 continue;
               }
               jinja::OrderedJson messages = jinja::OrderedJson::array();
@@ -110,7 +123,8 @@ Command add_chat_command(CLI::App& app) {
               ReplyPrinter printer(o->show_thinking);
               while (!gen.idle())
                 gen.step([&](const GenerationEvent& e) {
-                  const ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
+                  ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
+                  if (reply.content.empty()) drop_leading_whitespace(piece.content);
                   reply.reasoning += piece.reasoning;
                   reply.content += piece.content;
                   if (!jsonl) printer.print(piece, splitter ? &*splitter : nullptr);

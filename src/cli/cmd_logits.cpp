@@ -27,7 +27,7 @@ Command add_logits_command(CLI::App& app) {
   sub->add_option("--ids", o->ids, "Token ids, e.g. \"9707 11 1879\"")->required();
   sub->add_flag("--all-positions", o->all_positions, "Logits at every position, not only the last");
   sub->add_option("--out", o->out, "Output file: float32 little-endian, shape [positions, vocab_size]")->required();
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             const std::vector<int32_t> ids = parse_token_ids(o->ids, "--ids");

@@ -158,7 +158,7 @@ Command add_run_command(CLI::App& app) {
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   chat->excludes(ids);
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")

@@ -79,7 +79,7 @@ Command add_serve_command(CLI::App& app) {
   o->template_options.add_to(sub, false)[0]->description(
       "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             // Ranges first: every size below is computed from these (before, the budget's

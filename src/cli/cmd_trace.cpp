@@ -126,7 +126,7 @@ Command add_trace_command(CLI::App& app) {
   sub->add_flag("--per-position", o->per_position, "Table: a line per position under each stage");
   sub->add_flag("--no-lens", o->no_lens, "Skip the logit lens");
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             if (o->format != "table" && o->format != "json") fail("--format: \"", o->format, "\" is not one of table, json");
