@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "trace/axis_ticks.h"
 #include "trace/trace_report.h"
 
 namespace glass {
@@ -165,15 +166,13 @@ std::string rms_chart(const TraceReport& r) {
                     num(H, "%.0f") + "\" viewBox=\"0 0 " + num(W, "%.0f") + " " + num(H, "%.0f") +
                     "\" role=\"img\" aria-label=\"rms per layer\">";
   svg += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>";
-  // Grid lines and y labels.
-  for (int i = 0; i <= 4; ++i) {
-    const double t = y0 + (y1 - y0) * i / 4.0;
-    const double v = log_scale ? std::pow(10.0, t) : t;
+  // Grid lines and y labels at round numbers.
+  for (const double v : log_scale ? nice_log_ticks(lo, hi) : nice_ticks(0, y1)) {
     const double y = Y(v);
     svg += "<line x1=\"" + num(left, "%.1f") + "\" x2=\"" + num(W - right, "%.1f") + "\" y1=\"" + num(y, "%.1f") +
            "\" y2=\"" + num(y, "%.1f") + "\" stroke=\"#eef0f3\"/>";
-    svg += "<text x=\"" + num(left - 6, "%.1f") + "\" y=\"" + num(y + 4, "%.1f") + "\" text-anchor=\"end\">" +
-           num(v, "%.3g") + "</text>";
+    svg += "<text class=\"tick\" x=\"" + num(left - 6, "%.1f") + "\" y=\"" + num(y + 4, "%.1f") +
+           "\" text-anchor=\"end\">" + tick_label(v) + "</text>";
   }
   const int step = std::max(1, (max_layer + 1) / 12);
   for (int l = 0; l <= max_layer; l += step)

@@ -114,6 +114,13 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
   size_t paths = 0;
   for (at = 0; (at = html.find("<path d=", at)) != std::string::npos; ++at) ++paths;
   EXPECT_EQ(paths, 3u) << "output, o_proj and down were traced";
+  // The rms axis (0 to 1.5, and a margin) is marked at round numbers.
+  std::vector<std::string> ticks;
+  for (at = 0; (at = html.find("<text class=\"tick\"", at)) != std::string::npos; ++at) {
+    const size_t from = html.find('>', at) + 1;
+    ticks.push_back(html.substr(from, html.find('<', from) - from));
+  }
+  EXPECT_EQ(ticks, (std::vector<std::string>{"0", "0.5", "1", "1.5"}));
   EXPECT_NE(html.find("id=\"final-bars\""), std::string::npos);
   EXPECT_NE(html.find("width:50.00%"), std::string::npos) << "a bar is as long as its probability";
 }
