@@ -176,16 +176,6 @@ std::string wrapped_text(const std::string& text, size_t width) {
   return out + line + "\n";
 }
 
-// quoted_token(text) with at most `columns` columns between the quotes (and "…" when cut):
-// the escapes count, as they take columns too.
-std::string short_quoted_token(std::string_view text, size_t columns) {
-  const std::string quoted = quoted_token(text);
-  std::string out(1, '"');  // appended, not "literal" + string: GCC 12 warns falsely about that
-  out += truncated(quoted.substr(1, quoted.size() - 2), columns);
-  out += '"';
-  return out;
-}
-
 }  // namespace
 
 std::string quoted_token(std::string_view text) {
@@ -195,6 +185,14 @@ std::string quoted_token(std::string_view text) {
     const unsigned char ch = p[i];
     const utf8::Sequence seq = utf8::classify(p + i, text.size() - i);
     if (seq.kind == utf8::SequenceKind::kComplete && seq.length > 1) {
+      // C1 controls (U+0080 to U+009F: 0xC2 0x80-0x9F) would act on a terminal, e.g. U+009B as CSI.
+      if (seq.length == 2 && ch == 0xC2 && p[i + 1] < 0xA0) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", p[i + 1]);
+        out += buf;
+        i += 2;
+        continue;
+      }
       out.append(text.substr(i, seq.length));
       i += seq.length;
       continue;
@@ -213,6 +211,17 @@ std::string quoted_token(std::string_view text) {
     ++i;
   }
   return out + "\"";
+}
+
+// The escapes count: they take columns too.
+std::string short_quoted_token(std::string_view text, size_t columns) {
+  const std::string quoted = quoted_token(text);
+  std::string inner = quoted.substr(1, quoted.size() - 2);
+  if (utf8::display_width(inner) > columns) inner = truncated(inner, std::max<size_t>(columns, 1) - 1);
+  std::string out(1, '"');  // appended, not "literal" + string: GCC 12 warns falsely about that
+  out += inner;
+  out += '"';
+  return out;
 }
 
 nlohmann::ordered_json trace_report_json(const TraceReport& r) {
@@ -358,7 +367,7 @@ void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptio
       const LensToken& t = cell.front();
       std::string name(1, '#');
       if (t.text.empty()) name += std::to_string(t.id);
-      else name = short_quoted_token(t.text, 8);
+      else name = short_quoted_token(t.text, 9);
       std::string text = name + " " + fmt(t.prob, "%.3f");
       out << (p + 1 < to ? pad(text, kCell) : text);
     }
@@ -373,7 +382,7 @@ void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptio
       const auto at = static_cast<size_t>(l.positions[p]);
       if (at < r.token_texts.size()) {
         head += ' ';
-        head += short_quoted_token(r.token_texts[at], 8);
+        head += short_quoted_token(r.token_texts[at], 9);
       }
       head = truncated(head, kCell - 2);
       out << (p + 1 < to ? pad(head, kCell) : head);
@@ -387,7 +396,7 @@ void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptio
   if (!l.final_top.empty()) {
     out << "\nnext token at position " << l.positions.back() << " (top " << l.top_k << ")\n";
     for (const LensToken& t : l.final_top.back())
-      out << "  " << pad(std::to_string(t.id), 8) << pad(short_quoted_token(t.text, 24), 20) << fmt(t.prob, "%8.4f") << "  logit "
+      out << "  " << pad(std::to_string(t.id), 8) << pad(short_quoted_token(t.text, 25), 20) << fmt(t.prob, "%8.4f") << "  logit "
           << fmt(t.logit, "%.4f") << "\n";
   }
 }

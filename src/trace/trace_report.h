@@ -59,7 +59,10 @@ std::string trace_report_html(const TraceReport& report);
 // (a folder whose index.json says so); anything else is refused.
 void write_trace_dump(const std::string& dir, const TraceReport& report);
 
-// A token's text for display in a table: quoted, with control characters escaped.
+// A token's text for display in a table: quoted, with control characters and the bytes
+// of a character cut in two (a token may hold part of one) escaped.
 std::string quoted_token(std::string_view text);
+// The same with at most `columns` columns between the quotes, the last a "…" when cut short.
+std::string short_quoted_token(std::string_view text, size_t columns);
 
 }  // namespace glass

@@ -279,7 +279,9 @@ TEST_F(CompareCli, TakesTheRowWidthFromAGgufFile) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_glass("compare " + a() + " " + a() + " -m " + shell_quote(gguf) + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(parse_json(r.out, "compare")["width"], 151936);
+  const Json j = parse_json(r.out, "compare");
+  EXPECT_EQ(j["width"], 151936);
+  EXPECT_TRUE(j["positions"][0]["top1_a_text"].is_string()) << "the GGUF's vocabulary names the tokens";
   r = run_glass("compare " + a() + " " + a() + " -m " + shell_quote(gguf) + " --vocab 1000");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("demo.gguf's vocab_size 151936"), std::string::npos) << r.err;
@@ -303,6 +305,56 @@ TEST_F(CompareCli, ReportsDifferencesPerPosition) {
   r = run_glass("compare " + npy() + " " + shell_quote(tmp_.file("b.npy")) + " --tolerance 0.1");
   EXPECT_EQ(r.exit_code, 1) << "beyond the tolerance";
   EXPECT_NE(r.out.find("EXCEEDED"), std::string::npos) << r.out;
+}
+
+// With -m the tokenizer is known, and the top-1 columns name the tokens, quoted as the
+// trace table quotes them; without it they are ids.
+TEST_F(CompareCli, NamesTheTopTokensWhenTheTokenizerIsKnown) {
+  std::vector<float> b = logits_;
+  const int32_t chosen[3] = {99489, 1, 9707};  // "世界", "\"", "Hello"
+  for (int p = 0; p < 3; ++p) {
+    const auto row = b.begin() + p * 151936;
+    row[chosen[p]] = *std::max_element(row, row + 151936) + 5;
+  }
+  write_npy(tmp_.file("b.npy"), {3, 151936}, b);
+  const std::string b_npy = shell_quote(tmp_.file("b.npy"));
+  const std::string model = shell_quote(test::demo_model_dir());
+
+  auto r = run_glass("compare " + npy() + " " + b_npy + " -m " + model);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* cell : {" 99489 \"世界\" ", " 1 \"\\\"\" ", " 9707 \"Hello\" "})
+    EXPECT_NE(r.out.find(cell), std::string::npos) << cell << "\n" << r.out;
+  // The columns line up: in each of the three rows the verdict starts where the header's "agree" does.
+  const size_t header = r.out.find("position");
+  const size_t agree = utf8::display_width(r.out.substr(header, r.out.find("agree", header) - header));
+  size_t rows = 0;
+  for (size_t at = r.out.find("  NO\n"); at != std::string::npos; at = r.out.find("  NO\n", at + 1), ++rows) {
+    const size_t line = r.out.rfind('\n', at) + 1;
+    EXPECT_EQ(utf8::display_width(r.out.substr(line, at + 2 - line)), agree) << r.out;
+  }
+  EXPECT_EQ(rows, 3u) << "b's top-1 differs from a's at every position\n" << r.out;
+
+  r = run_glass("compare " + npy() + " " + b_npy + " -m " + model + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out, "compare");
+  EXPECT_EQ(j["positions"][0]["top1_b_text"], "世界");
+  EXPECT_EQ(j["positions"][1]["top1_b_text"], "\"");
+  EXPECT_EQ(j["positions"][2]["top1_b_text"], "Hello");
+  EXPECT_TRUE(j["positions"][0]["top1_a_text"].is_string());
+
+  // -m as the folder's config.json finds the tokenizer beside it.
+  r = run_glass("compare " + npy() + " " + b_npy + " -m " + shell_quote(test::demo_model_dir() + "/config.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 9707 \"Hello\" "), std::string::npos) << r.out;
+
+  // Without -m only the ids are known.
+  r = run_glass("compare " + npy() + " " + b_npy);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 99489 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("世界"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"Hello\""), std::string::npos) << r.out;
+  r = run_glass("compare " + npy() + " " + b_npy + " --format json");
+  EXPECT_FALSE(parse_json(r.out, "compare")["positions"][0].contains("top1_b_text"));
 }
 
 TEST_F(CompareCli, ClearErrorsForMismatchedAndBrokenInputs) {

@@ -128,8 +128,11 @@ TEST(TraceTable, LongLinesWrapWithoutLosingText) {
     else if (!line.starts_with("           ")) in_tokens = false;
     if (in_tokens) tokens += line.substr(11) + " ";
   }
-  for (int p = 0; p < 40; ++p)
-    EXPECT_NE(tokens.find(" " + std::to_string(p) + ":" + std::to_string(10 + p)), std::string::npos) << p;
+  for (int p = 0; p < 40; ++p) {
+    std::string item(1, ' ');  // appended: GCC 12 warns falsely about "literal" + std::string
+    item += std::to_string(p) + ":" + std::to_string(10 + p);
+    EXPECT_NE(tokens.find(item), std::string::npos) << p;
+  }
   EXPECT_NE(tokens.find("5:15=\"인공지능은\""), std::string::npos) << tokens;
   // A prompt wraps at its spaces; one without spaces (as Chinese or Japanese is written) is
   // cut between characters. Either way all of it is there.
@@ -184,6 +187,14 @@ TEST(TraceTable, QuotedTokenEscapesControlsAndHalfCharacters) {
   // A token may hold part of a character: its bytes are shown, not passed to the terminal.
   EXPECT_EQ(quoted_token("\xe4\xb8"), "\"\\xe4\\xb8\"");
   EXPECT_EQ(quoted_token("\x96\xe7\x95\x8c"), "\"\\x96界\"");
+  // C1 controls would act on a terminal (U+009B is CSI).
+  EXPECT_EQ(quoted_token("\xc2\x9b" "31m\xc2\xa0"), "\"\\u009b31m\xc2\xa0\"");
+  // Cut to a number of columns between the quotes, "…" the last of them.
+  EXPECT_EQ(short_quoted_token(" international", 9), "\" interna…\"");
+  EXPECT_EQ(short_quoted_token("世界世界世界", 9), "\"世界世界…\"");
+  EXPECT_EQ(short_quoted_token("世界世界世界", 8), "\"世界世…\"");
+  EXPECT_EQ(short_quoted_token("abcdefghi", 9), "\"abcdefghi\"");
+  EXPECT_EQ(short_quoted_token("\n\n\n\n\n", 9), "\"\\n\\n\\n\\n…\"") << "escapes take columns";
 }
 
 }  // namespace
