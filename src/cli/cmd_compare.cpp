@@ -197,7 +197,8 @@ Command add_compare_command(CLI::App& app) {
               for (const RowComparison& r : cmp.rows) {
                 top1_a.push_back(top1_cell(r.top1_a, tokenizer));
                 top1_b.push_back(top1_cell(r.top1_b, tokenizer));
-                top1_width = std::max({top1_width, utf8::display_width(top1_a.back()), utf8::display_width(top1_b.back())});
+                top1_width =
+                    std::max({top1_width, utf8::display_width(top1_a.back()), utf8::display_width(top1_b.back())});
               }
               const auto column = [&](const std::string& cell) {
                 const std::string space(top1_width - utf8::display_width(cell), ' ');

@@ -227,10 +227,10 @@ std::string lens_cell(const std::vector<LensToken>& top, size_t li, size_t pi, c
     title += "  ";
     title += percent(c.prob);
   }
-  return "<td class=\"cell" + std::string(a > 0.55 ? " dark" : "") + (selected ? " sel" : "") + "\" data-l=\"" + std::to_string(li) +
-         "\" data-p=\"" + std::to_string(pi) + "\" style=\"background:rgba(29,95,209," + num(a, "%.3f") +
-         ")\" title=\"" + escape_html(title) + "\">" + escape_html(token_label(t)) + "<small>" + percent(t.prob) +
-         "</small></td>";
+  return "<td class=\"cell" + std::string(a > 0.55 ? " dark" : "") + (selected ? " sel" : "") + "\" data-l=\"" +
+         std::to_string(li) + "\" data-p=\"" + std::to_string(pi) + "\" style=\"background:rgba(29,95,209," +
+         num(a, "%.3f") + ")\" title=\"" + escape_html(title) + "\">" + escape_html(token_label(t)) + "<small>" +
+         percent(t.prob) + "</small></td>";
 }
 
 // A hue per expert, spread by the golden angle so that neighbouring ids differ.

@@ -396,8 +396,8 @@ void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptio
   if (!l.final_top.empty()) {
     out << "\nnext token at position " << l.positions.back() << " (top " << l.top_k << ")\n";
     for (const LensToken& t : l.final_top.back())
-      out << "  " << pad(std::to_string(t.id), 8) << pad(short_quoted_token(t.text, 25), 20) << fmt(t.prob, "%8.4f") << "  logit "
-          << fmt(t.logit, "%.4f") << "\n";
+      out << "  " << pad(std::to_string(t.id), 8) << pad(short_quoted_token(t.text, 25), 20) << fmt(t.prob, "%8.4f")
+          << "  logit " << fmt(t.logit, "%.4f") << "\n";
   }
 }
 

@@ -45,12 +45,12 @@ TEST(TraceCli, TableNamesEveryStageWithItsShape) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The name column is as wide as the longest name (layer3.attn_residual) and two spaces.
   const auto row = [](std::string name, const char* shape) { return name.append(22 - name.size(), ' ') + shape; };
-  for (const std::string& line : {row("embed", "[pos=9, hidden=64]"), row("layer0.q", "[pos=9, heads=4, dim=16]"),
-                                   row("layer0.k", "[pos=9, kv_heads=2, dim=16]"),
-                                   row("layer3.attn_scores", "[pos=9, heads=4, keys=9]"), row("layer3.attn_weights", ""),
-                                   row("layer2.mlp_act", "[pos=9, intermediate=192]"), row("final_norm", ""),
-                                   row("logits", "[pos=9, vocab=151936]"), std::string("logit lens"),
-                                   std::string("next token at position 8"), std::string("first values at position 8")})
+  for (const std::string& line :
+       {row("embed", "[pos=9, hidden=64]"), row("layer0.q", "[pos=9, heads=4, dim=16]"),
+        row("layer0.k", "[pos=9, kv_heads=2, dim=16]"), row("layer3.attn_scores", "[pos=9, heads=4, keys=9]"),
+        row("layer3.attn_weights", ""), row("layer2.mlp_act", "[pos=9, intermediate=192]"), row("final_norm", ""),
+        row("logits", "[pos=9, vocab=151936]"), std::string("logit lens"), std::string("next token at position 8"),
+        std::string("first values at position 8")})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.out.find("8:374=\" is\""), std::string::npos) << "tokens with ids and text";
   EXPECT_NE(r.out.find("max |diff| 0"), std::string::npos) << "the lens at the last layer equals the logits";
@@ -82,7 +82,8 @@ TEST(TraceCli, TableFitsTheTerminalWidth) {
   std::string widest;
   EXPECT_LE(widest_line(r.out, &widest), 100u) << widest;
   EXPECT_NE(r.out.find("\n          pos 0 \"The\" "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\n          pos 5 \" over\" "), std::string::npos) << "a second block starts at position 5\n" << r.out;
+  EXPECT_NE(r.out.find("\n          pos 5 \" over\" "), std::string::npos)
+      << "a second block starts at position 5\n" << r.out;
   EXPECT_NE(r.out.find("\n          pos 10 \" The\" "), std::string::npos) << r.out;
 
   // --width wins over $COLUMNS; without either (not a terminal) the table takes 120 columns.

@@ -95,8 +95,8 @@ TEST(TraceTable, LensStacksPositionsInBlocksThatFit) {
   for (size_t i = 0; i < lines.size(); ++i)
     if (lines[i].starts_with("          pos ")) headers.push_back(i);
   ASSERT_EQ(headers.size(), 3u) << "13 positions in blocks of 5, 5 and 3";
-  EXPECT_TRUE(lines[headers[0]].find("pos 4 ") != std::string::npos && lines[headers[0]].find("pos 5 ") == std::string::npos)
-      << lines[headers[0]];
+  EXPECT_NE(lines[headers[0]].find("pos 4 "), std::string::npos) << lines[headers[0]];
+  EXPECT_EQ(lines[headers[0]].find("pos 5 "), std::string::npos) << lines[headers[0]];
   EXPECT_NE(lines[headers[2]].find("pos 12 "), std::string::npos) << lines[headers[2]];
   // Under each header a row per layer and the logits, then a blank line before the next block.
   for (size_t b = 0; b < headers.size(); ++b) {
