@@ -278,7 +278,7 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
 void print_trace_table(const TraceReport& r, std::ostream& out, const TableOptions& options) {
   const size_t width = std::max(options.width, TableOptions::kMinTableWidth);
   const ModelConfig& c = r.config;
-  std::vector<std::string> model = {r.model_dir};
+  std::vector<std::string> model = {utf8::to_valid(r.model_dir)};  // a path need not be UTF-8
   for (std::string w : words("(" + std::to_string(c.num_layers) + " layers, hidden " + std::to_string(c.hidden_size) +
                              ", " + std::to_string(c.num_heads) + " query / " + std::to_string(c.num_kv_heads) +
                              " KV heads of " + std::to_string(c.head_dim) + ", intermediate " +

@@ -41,7 +41,8 @@ const Json* stage_named(const Json& j, const std::string& name) {
 }
 
 TEST(TraceCli, TableNamesEveryStageWithItsShape) {
-  const auto r = run_glass("trace -p " + shell_quote(kPrompt));
+  // Wide enough that no line wraps, whatever $COLUMNS the tests run with.
+  const auto r = run_glass("trace --width 200 -p " + shell_quote(kPrompt));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The name column is as wide as the longest name (layer3.attn_residual) and two spaces.
   const auto row = [](std::string name, const char* shape) { return name.append(22 - name.size(), ' ') + shape; };
