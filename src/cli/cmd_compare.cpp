@@ -13,6 +13,7 @@
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/model_source.h"
 #include "cli/option_range.h"
 #include "io/checkpoint.h"
 #include "io/gguf.h"
@@ -116,6 +117,7 @@ Command add_compare_command(CLI::App& app) {
             if (o->vocab > 0) width = o->vocab;
             std::optional<Tokenizer> tokenizer;
             if (!o->model.empty()) {
+              check_model_path(o->model, "config.json");
               const bool gguf = is_gguf_path(o->model);
               const std::string config = gguf || (o->model.size() >= 5 && o->model.ends_with(".json"))
                                              ? o->model
