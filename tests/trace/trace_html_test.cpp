@@ -79,6 +79,13 @@ TraceReport sample_report() {
   return r;
 }
 
+// How many times `needle` occurs in `text`, overlapping ones included.
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
 TEST(TraceHtml, SelfContainedAndEscaped) {
   const std::string html = trace_report_html(sample_report());
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
@@ -100,8 +107,7 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
   EXPECT_NE(html.find("\"WenQuanYi Micro Hei Mono\", monospace"), std::string::npos);
 
   // Exactly the page's own two scripts, plus the data block, whose JSON survives "</script>" in tokens.
-  size_t scripts = 0;
-  for (at = 0; (at = html.find("<script", at)) != std::string::npos; ++at) ++scripts;
+  const size_t scripts = occurrences(html, "<script");
   EXPECT_EQ(scripts, 3u);
   const std::string open = "<script type=\"application/json\" id=\"glass-lens-data\">";
   const size_t begin = html.find(open);
@@ -114,11 +120,9 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
 
   // The grid, the rms curves (one path per traced series) and the final bars.
   EXPECT_NE(html.find("<table class=\"lens\">"), std::string::npos);
-  size_t cells = 0;
-  for (at = 0; (at = html.find("<td class=\"cell", at)) != std::string::npos; ++at) ++cells;
+  const size_t cells = occurrences(html, "<td class=\"cell");
   EXPECT_EQ(cells, 9u);
-  size_t paths = 0;
-  for (at = 0; (at = html.find("<path d=", at)) != std::string::npos; ++at) ++paths;
+  const size_t paths = occurrences(html, "<path d=");
   EXPECT_EQ(paths, 3u) << "output, o_proj and down were traced";
   // The rms axis (0 to 1.5, and a margin) is marked at round numbers.
   std::vector<std::string> ticks;
@@ -131,14 +135,12 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
 
   // The model's prediction at the last position is shown once: in the details panel, which
   // opens on it with its cell marked, not again in a section of its own.
-  size_t bar_rows = 0;
-  for (at = 0; (at = html.find("<div class=\"bar-row\">", at)) != std::string::npos; ++at) ++bar_rows;
+  const size_t bar_rows = occurrences(html, "<div class=\"bar-row\">");
   EXPECT_EQ(bar_rows, 3u) << "one set of top-3 bars";
   EXPECT_NE(html.find("<b id=\"detail-title\">Next token at position 2 (input ↵)</b>"), std::string::npos);
   EXPECT_EQ(html.find("Next token: top"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"cell sel\" data-l=\"2\" data-p=\"2\""), std::string::npos);
-  size_t selected = 0;
-  for (at = 0; (at = html.find(" sel\"", at)) != std::string::npos; ++at) ++selected;
+  const size_t selected = occurrences(html, " sel\"");
   EXPECT_EQ(selected, 1u);
 
   EXPECT_NE(html.find("reproduces the model's logits exactly"), std::string::npos);
