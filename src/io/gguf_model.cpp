@@ -12,7 +12,7 @@ struct GgufArchitecture {
   const char* name;        // general.architecture
   const char* class_name;  // config.json "architectures"
 };
-constexpr GgufArchitecture kArchitectures[] = {
+constexpr GgufArchitecture kGgufArchitectures[] = {
     {"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"}, {"qwen3moe", "Qwen3MoeForCausalLM"}};
 
 // Reads "<arch>.<suffix>" keys; sizes are checked against ConfigLimits here, naming the
@@ -72,7 +72,7 @@ ModelConfig model_config_from_gguf(const GgufSet& gguf) {
   const std::string& path = m.path();
   const std::string_view arch = m.string("general.architecture");
   const GgufArchitecture* a = nullptr;
-  for (const GgufArchitecture& candidate : kArchitectures)
+  for (const GgufArchitecture& candidate : kGgufArchitectures)
     if (arch == candidate.name) a = &candidate;
   if (a == nullptr)
     refuse(path, ": general.architecture is \"", text_excerpt(arch), "\"; glass runs qwen2, qwen3 and qwen3moe");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include "io/safetensors.h"
 
 namespace glass::test {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // GLASS_FIXTURES, or ../shared/fixtures beside the repository.
 std::string fixtures_root();

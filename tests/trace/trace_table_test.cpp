@@ -9,7 +9,7 @@
 namespace glass {
 namespace {
 
-LensToken token(int32_t id, double prob, std::string text) {
+LensToken lens_token(int32_t id, double prob, std::string text) {
   LensToken t;
   t.id = id;
   t.prob = prob;
@@ -55,7 +55,7 @@ TraceReport long_report(int n) {
     LensLayer ll;
     ll.layer = layer;
     for (int p = 0; p < n; ++p)
-      ll.top.push_back({token(p, 0.5, texts[(p + 1) % texts.size()] + "很长的词元文本"), token(1, 0.25, "x")});
+      ll.top.push_back({lens_token(p, 0.5, texts[(p + 1) % texts.size()] + "很长的词元文本"), lens_token(1, 0.25, "x")});
     l.layers.push_back(ll);
   }
   l.final_top = l.layers.back().top;
