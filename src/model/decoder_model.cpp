@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
 #include "model/forward_trace.h"
 
@@ -83,7 +84,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   w.data = t.data;
   const bool aligned = reinterpret_cast<uintptr_t>(t.data) % dtype_size(t.dtype) == 0;
   const WeightType target = target_type.value_or(w.type);
-  if (target == w.type && aligned) return w;  // used in place from the map
+  if (target == w.type && aligned && !cpu_layout_differs(w)) return w;  // used in place from the map
 
   if (!row_fits(target, cols))
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values; ", weight_type_name(target),
@@ -117,11 +118,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     convert(0, rows / workers);
   }
   dst.data = buffer.get();
-  if (interleavable(target) && rows >= kInterleaveRows) {  // the layout the int8 kernels read fastest
-    auto interleaved = std::make_unique<std::byte[]>(dst.bytes());
-    dst = interleave_rows(dst, interleaved.get());
-    buffer = std::move(interleaved);
-  }
+  dst = cpu_layout(dst, buffer);  // the layout the CPU kernels read fastest (interleaved, or AMX tiles)
   owned_.push_back(std::move(buffer));
   return dst;
 }

@@ -1,0 +1,65 @@
+// Intel AMX (Advanced Matrix Extensions) kernels: the tile unit multiplies a 16-row tile of
+// activations by a tile of weights (tdpbf16ps for bf16, tdpbssd for int8) in one
+// instruction. The code here is compiled for AMX and AVX-512 function by function and is
+// only called after the CPU check (cpu_has_amx) and the Linux permission request
+// (request_tile_permission), so the binary still runs on CPUs without them.
+//
+// The tiled layout the kernels read is described in weight_matrix.h (WeightMatrix::tiled).
+//
+// Results. int8 types: every block's int32 dot is exact and the float steps after it are the
+// ones of the vector kernels (acc = fma(float(dot), d_w * d_x, acc) block by block, then
+// + bias), so the tile kernels, the AVX-512 VNNI kernel on the same layout (matmul_vnni, for
+// few tokens) and the vector kernels on the 8-row interleaved layout give bit-identical
+// results. bf16: the activations are split into kBf16Parts bf16 parts (x = hi + mid + lo,
+// each rounded to nearest even from what the parts before it leave: with three parts every
+// float whose exponent allows is represented exactly, two hold only 16 significant bits,
+// which missed the fixtures' 1e-4 logit bounds), each multiplied by the tile, products exact
+// in fp32 and summed
+// by the tile unit in its own order; results differ from the vector kernels in the last
+// bits, so bf16 tiled matrices run through the tiles for every token count (batch
+// invariance: a row's result never depends on the others).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/weight_matrix.h"
+
+namespace glass::amx {
+
+inline constexpr int kBf16Parts = 3;  // bf16 parts per activation (hi, mid, lo)
+
+// CPUID: AMX-TILE, AMX-INT8 and AMX-BF16, and the AVX-512 subsets the kernels use around the
+// tiles (F, BW, VL, VNNI, BF16) with F16C and FMA.
+bool cpu_has_amx();
+// Linux: asks the kernel to enable the tile-data state for this process (arch_prctl
+// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). Returns false, with `reason` set, when refused.
+bool request_tile_permission(std::string* reason);
+// Whether the calling thread may execute tile instructions (ARCH_GET_XCOMP_PERM).
+bool tile_permission_granted();
+
+// Whether this CPU has the AVX-512 subsets matmul_vnni uses (F, BW, VL, VNNI) with F16C.
+bool cpu_has_vnni512();
+
+// ---------------------------------------------------------------- kernels (tile permission required)
+
+// Prepared activations of the tile kernels, one row per token: bf16, the kBf16Parts parts
+// of the row, each padded with zeros to whole chunks; q8_0 / q4_0, the vector kernels' blocks
+// (simd::prepare_rows). Tile kernels read whole tiles of 16 tokens: the prepared buffer
+// holds padded_tokens(n) rows, those past n zero.
+size_t prepared_row_bytes(WeightType t, int64_t cols);
+int64_t padded_tokens(int64_t n);
+void prepare_bf16_rows(const float* x, int64_t n, int64_t cols, std::byte* out);
+
+// y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) of a tiled
+// matrix and all n tokens, with tiles. Loads its tile configuration and releases the tiles
+// on return; the calling thread must hold the tile permission.
+void matmul_tiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
+                  const float* bias, float* y);
+// The same for a tiled q8_0 / q4_0 matrix with AVX-512 VNNI vector instructions (no tiles:
+// faster for a few tokens), bit-identical to matmul_tiles. Needs cpu_has_vnni512().
+void matmul_vnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
+                 const float* bias, float* y);
+
+}  // namespace glass::amx
