@@ -3,6 +3,7 @@
 // Items processed are multiply-adds; bytes processed are weight bytes read.
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,7 +16,12 @@ namespace {
 
 struct Weights {
   std::vector<std::byte> bytes;
+  std::unique_ptr<std::byte[]> laid_out;
   WeightMatrix w;
+  // In the layout the model loads them into for kernels with `features` (tiled with AMX).
+  Weights(WeightType t, int64_t rows, int64_t cols, const CpuFeatures& features) : Weights(t, rows, cols) {
+    w = cpu_layout(w, laid_out, features);
+  }
   Weights(WeightType t, int64_t rows, int64_t cols) {
     std::mt19937 rng(1);
     std::normal_distribution<float> d(0.0f, 0.05f);
@@ -36,14 +42,16 @@ struct Weights {
   }
 };
 
-// args: weight type, rows, cols, tokens, threads[, 0 to turn the CPU's extensions such as VNNI off]
+// args: weight type, rows, cols, tokens, threads, extensions: 2 all this CPU has (AMX
+// included), 1 without AMX (VNNI included), 0 none
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
-  const bool extensions = state.range(5) != 0;
-  CpuKernels k(pool, extensions ? CpuFeatures::detect() : CpuFeatures{});
-  Weights m(type, rows, cols);
+  CpuFeatures features = state.range(5) != 0 ? CpuFeatures::detect() : CpuFeatures{};
+  if (state.range(5) == 1) features.amx = false;
+  CpuKernels k(pool, features);
+  Weights m(type, rows, cols, features);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
   for (auto _ : state) {
     k.matmul(m.w, x.data(), n, nullptr, y.data());
@@ -51,18 +59,21 @@ void BM_Matmul(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * rows * cols * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.w.bytes()));
-  state.SetLabel(std::string(weight_type_name(type)) + " " + k.simd_path());
+  state.SetLabel(std::string(weight_type_name(type)) + " " + k.matmul_path(m.w, n));
 }
 
 void MatmulShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::BF16), static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)}) {
     for (int threads : {1, 2}) {
-      for (int extensions : {1, 0}) {
+      for (int extensions : {2, 1, 0}) {
         b->Args({t, 4864, 896, 1, threads, extensions});     // gate/up, decode
         b->Args({t, 896, 4864, 1, threads, extensions});     // down, decode
         b->Args({t, 151936, 896, 1, threads, extensions});   // lm_head, decode
         b->Args({t, 4864, 896, 64, threads, extensions});    // gate/up, prefill block
         b->Args({t, 896, 4864, 64, threads, extensions});    // down, prefill block
+        b->Args({t, 4864, 896, 512, threads, extensions});   // gate/up, pp512
+        b->Args({t, 896, 4864, 512, threads, extensions});   // down, pp512
+        b->Args({t, 896, 896, 512, threads, extensions});    // q / o, pp512
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "kernels/simd_kernels.h"
@@ -115,9 +116,10 @@ bool tile_permission_granted() {
 #endif
 }
 
-size_t prepared_row_bytes(WeightType t, int64_t cols) {
-  if (t == WeightType::BF16) return static_cast<size_t>(kBf16Parts * round_up(cols, kTileChunk)) * 2;
-  return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+size_t prepared_bytes(WeightType t, int64_t n, int64_t cols) {
+  const auto padded = static_cast<size_t>(padded_tokens(n));
+  if (t == WeightType::BF16) return padded * static_cast<size_t>(kBf16Parts * round_up(cols, kTileChunk)) * 2;
+  return padded * static_cast<size_t>(cols / kQuantBlock) * (sizeof(ActBlock) + sizeof(float));
 }
 
 int64_t padded_tokens(int64_t n) { return round_up(n, 16); }
@@ -155,60 +157,64 @@ inline __m512 bias_of(const float* bias, int64_t first_row, __mmask16 mask) {
 
 // ------------------------------------------------ bf16
 
-// Tokens [t0, t0 + 16 MT) against groups [g0, g0 + NG) with tiles: MT activation tiles of 16
-// tokens, NG weight groups. Every output is summed the same way in every variant: chunk by
-// chunk, each chunk's parts in order, by one tdpbf16ps each.
+// The prepared activations of token tile `tile` (16 tokens), chunk c, part p: one 1 KiB tile.
+inline const std::byte* Bf16Tile(const std::byte* x, int64_t chunks, int64_t tile, int64_t c, int p) {
+  return x + static_cast<size_t>((tile * chunks + c) * kBf16Parts + p) * 1024;
+}
+
+// Tokens [16 t0, 16 (t0 + MT)) (MT activation tiles) against groups [g0, g0 + NG), chunks
+// [c0, c1). The accumulators start from zero (c0 == 0) or from `partial` (the sums over the
+// chunks before, stored there by the previous call), and go back to `partial` unless c1 is
+// the last chunk, when they are written to y (+ bias). Every output is summed the same way
+// in every variant and split: chunk by chunk, each chunk's parts in order, one tdpbf16ps each
+// (the fp32 partial sums go through memory unchanged).
 template <int MT, int NG>
-inline void Bf16Block(const WeightMatrix& w, const std::byte* x, size_t xstride, int64_t t0, int64_t n, int64_t g0,
-                      int64_t row_begin, int64_t row_end, const float* bias, float* y) {
+inline void Bf16Block(const WeightMatrix& w, const std::byte* x, int64_t tile0, int64_t n, int64_t g0, int64_t c0,
+                      int64_t c1, float (*partial)[16][16], int64_t row_begin, int64_t row_end, const float* bias,
+                      float* y) {
   static_assert((MT == 1 && NG <= 4) || (MT == 2 && NG <= 2));
   const int64_t chunks = (w.cols + kTileChunk - 1) / kTileChunk;
-  const size_t part_bytes = static_cast<size_t>(chunks * kTileChunk) * 2;
-  const std::byte* a0 = x + static_cast<size_t>(t0) * xstride;
-  const std::byte* a1 = a0 + 16 * xstride;
   const size_t group_bytes = tiled_group_bytes(WeightType::BF16, w.cols);
   const std::byte* b = tile_group(w, g0);
-  const auto stride = static_cast<long>(xstride);
   constexpr int kAccumulators = MT * NG;
-  _tile_zero(0);
-  if constexpr (kAccumulators > 1) _tile_zero(1);
-  if constexpr (kAccumulators > 2) _tile_zero(2);
-  if constexpr (kAccumulators > 3) _tile_zero(3);
-  for (int64_t c = 0; c < chunks; ++c) {
-    const size_t off = static_cast<size_t>(c) * 64;
+  if (c0 == 0) {
+    _tile_zero(0);
+    if constexpr (kAccumulators > 1) _tile_zero(1);
+    if constexpr (kAccumulators > 2) _tile_zero(2);
+    if constexpr (kAccumulators > 3) _tile_zero(3);
+  } else {
+    _tile_loadd(0, partial[0], 64);
+    if constexpr (kAccumulators > 1) _tile_loadd(1, partial[1], 64);
+    if constexpr (kAccumulators > 2) _tile_loadd(2, partial[2], 64);
+    if constexpr (kAccumulators > 3) _tile_loadd(3, partial[3], 64);
+  }
+  for (int64_t c = c0; c < c1; ++c) {
     const std::byte* bc = b + static_cast<size_t>(c) * 1024;
     if constexpr (MT == 1) {
-      // Every part of the 16 tokens stays loaded (tiles 4, 5 and 6 with three parts); the
-      // groups' weight tiles stream past them (through tiles 6 and 7 in turn, or 7 alone).
-      _tile_loadd(4, a0 + off, stride);
-      if constexpr (kBf16Parts > 1) _tile_loadd(5, a0 + part_bytes + off, stride);
-      if constexpr (kBf16Parts > 2) _tile_loadd(6, a0 + 2 * part_bytes + off, stride);
-#define GLASS_BF16_GROUP(ACC, B, GI)                          \
-  do {                                                        \
-    _tile_loadd(B, bc + (GI) * group_bytes, 64);              \
-    _tile_dpbf16ps(ACC, 4, B);                                \
-    if constexpr (kBf16Parts > 1) _tile_dpbf16ps(ACC, 5, B);  \
-    if constexpr (kBf16Parts > 2) _tile_dpbf16ps(ACC, 6, B);  \
+      // Every part of the 16 tokens stays loaded (tiles 4, 5, 6); the groups' weight tiles
+      // stream past them through tile 7.
+      static_assert(kBf16Parts == 3);
+      _tile_loadd(4, Bf16Tile(x, chunks, tile0, c, 0), 64);
+      _tile_loadd(5, Bf16Tile(x, chunks, tile0, c, 1), 64);
+      _tile_loadd(6, Bf16Tile(x, chunks, tile0, c, 2), 64);
+#define GLASS_BF16_GROUP(ACC, GI)                \
+  do {                                           \
+    _tile_loadd(7, bc + (GI) * group_bytes, 64); \
+    _tile_dpbf16ps(ACC, 4, 7);                   \
+    _tile_dpbf16ps(ACC, 5, 7);                   \
+    _tile_dpbf16ps(ACC, 6, 7);                   \
   } while (0)
-      if constexpr (kBf16Parts > 2) {
-        GLASS_BF16_GROUP(0, 7, 0);
-        if constexpr (NG > 1) GLASS_BF16_GROUP(1, 7, 1);
-        if constexpr (NG > 2) GLASS_BF16_GROUP(2, 7, 2);
-        if constexpr (NG > 3) GLASS_BF16_GROUP(3, 7, 3);
-      } else {
-        GLASS_BF16_GROUP(0, 6, 0);
-        if constexpr (NG > 1) GLASS_BF16_GROUP(1, 7, 1);
-        if constexpr (NG > 2) GLASS_BF16_GROUP(2, 6, 2);
-        if constexpr (NG > 3) GLASS_BF16_GROUP(3, 7, 3);
-      }
+      GLASS_BF16_GROUP(0, 0);
+      if constexpr (NG > 1) GLASS_BF16_GROUP(1, 1);
+      if constexpr (NG > 2) GLASS_BF16_GROUP(2, 2);
+      if constexpr (NG > 3) GLASS_BF16_GROUP(3, 3);
 #undef GLASS_BF16_GROUP
     } else {
       _tile_loadd(6, bc, 64);
       if constexpr (NG > 1) _tile_loadd(7, bc + group_bytes, 64);
       for (int p = 0; p < kBf16Parts; ++p) {
-        const size_t poff = static_cast<size_t>(p) * part_bytes + off;
-        _tile_loadd(4, a0 + poff, stride);
-        _tile_loadd(5, a1 + poff, stride);
+        _tile_loadd(4, Bf16Tile(x, chunks, tile0, c, p), 64);
+        _tile_loadd(5, Bf16Tile(x, chunks, tile0 + 1, c, p), 64);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 5, 6);
         if constexpr (NG > 1) {
@@ -218,12 +224,12 @@ inline void Bf16Block(const WeightMatrix& w, const std::byte* x, size_t xstride,
       }
     }
   }
+  _tile_stored(0, partial[0], 64);
+  if constexpr (kAccumulators > 1) _tile_stored(1, partial[1], 64);
+  if constexpr (kAccumulators > 2) _tile_stored(2, partial[2], 64);
+  if constexpr (kAccumulators > 3) _tile_stored(3, partial[3], 64);
+  if (c1 < chunks) return;
   // Accumulator i holds (token tile, group): MT == 1: (0, i); MT == 2: (i % 2, i / 2).
-  alignas(64) float out[4][16][16];
-  _tile_stored(0, out[0], 64);
-  if constexpr (kAccumulators > 1) _tile_stored(1, out[1], 64);
-  if constexpr (kAccumulators > 2) _tile_stored(2, out[2], 64);
-  if constexpr (kAccumulators > 3) _tile_stored(3, out[3], 64);
   for (int i = 0; i < kAccumulators; ++i) {
     const int m = MT == 1 ? 0 : i % 2, gi = MT == 1 ? i : i / 2;
     const int64_t first = (g0 + gi) * kTileRows;
@@ -232,47 +238,55 @@ inline void Bf16Block(const WeightMatrix& w, const std::byte* x, size_t xstride,
     const __mmask16 mask = row_mask(lo - first, hi - first);
     const __m512 vbias = bias_of(bias, first, mask);
     for (int r = 0; r < 16; ++r) {
-      const int64_t t = t0 + 16 * m + r;
+      const int64_t t = 16 * (tile0 + m) + r;
       if (t >= n) break;
-      const __m512 acc = _mm512_load_ps(out[i][r]);
+      const __m512 acc = _mm512_loadu_ps(partial[i][r]);
       const __m512 v = bias != nullptr ? _mm512_add_ps(acc, vbias) : acc;
       _mm512_mask_storeu_ps(y + t * w.rows + first, mask, v);
     }
   }
 }
 
+// Chunks a pass over the groups takes: the activations of 32 tokens for that many chunks
+// (3 KiB each per 16 tokens) stay in L1 while the groups' weight tiles stream past.
+constexpr int64_t kBf16PassChunks = 4;
+
 void MatmulBf16(const WeightMatrix& w, const std::byte* x, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y) {
-  const size_t xstride = prepared_row_bytes(WeightType::BF16, w.cols);
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
-  const int64_t padded = padded_tokens(n);
-  if (padded == 16) {  // decode and small batches: 16 tokens against 4 groups at a time
+  const int64_t chunks = (w.cols + kTileChunk - 1) / kTileChunk;
+  const int64_t tiles = padded_tokens(n) / 16;
+  if (tiles == 1) {  // decode and small batches: 16 tokens against 4 groups at a time, all chunks
+    alignas(64) float partial[4][16][16];
     int64_t g = g_begin;
-    for (; g + 4 <= g_end; g += 4) Bf16Block<1, 4>(w, x, xstride, 0, n, g, row_begin, row_end, bias, y);
+    for (; g + 4 <= g_end; g += 4) Bf16Block<1, 4>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
     switch (g_end - g) {
-      case 3: Bf16Block<1, 3>(w, x, xstride, 0, n, g, row_begin, row_end, bias, y); break;
-      case 2: Bf16Block<1, 2>(w, x, xstride, 0, n, g, row_begin, row_end, bias, y); break;
-      case 1: Bf16Block<1, 1>(w, x, xstride, 0, n, g, row_begin, row_end, bias, y); break;
+      case 3: Bf16Block<1, 3>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y); break;
+      case 2: Bf16Block<1, 2>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y); break;
+      case 1: Bf16Block<1, 1>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y); break;
       default: break;
     }
     return;
   }
-  // Prefill: a block of tokens whose activations stay in L2 meets every group of the range,
-  // 32 tokens x 2 groups a step.
-  const int64_t block =
-      std::max<int64_t>(32, kActivationBudget / static_cast<int64_t>(xstride) / 32 * 32);
-  for (int64_t b0 = 0; b0 < padded; b0 += block) {
-    const int64_t b1 = std::min(padded, b0 + block);
-    for (int64_t g = g_begin; g < g_end; g += 2) {
-      const bool pair = g + 1 < g_end;
-      int64_t t = b0;
-      for (; t + 32 <= b1; t += 32) {
-        if (pair) Bf16Block<2, 2>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-        else Bf16Block<2, 1>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-      }
-      if (t < b1) {
-        if (pair) Bf16Block<1, 2>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-        else Bf16Block<1, 1>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
+  // Prefill: 32 tokens at a time; for each pass of kBf16PassChunks chunks, every pair of
+  // groups of the range, their partial sums kept per pair between passes.
+  const int64_t pairs = (g_end - g_begin + 1) / 2;
+  std::vector<float> partial_sums(static_cast<size_t>(pairs) * 4 * 256);
+  auto* partial = reinterpret_cast<float(*)[16][16]>(partial_sums.data());
+  for (int64_t t = 0; t < tiles; t += 2) {
+    const bool two = t + 1 < tiles;
+    for (int64_t c0 = 0; c0 < chunks; c0 += kBf16PassChunks) {
+      const int64_t c1 = std::min(chunks, c0 + kBf16PassChunks);
+      for (int64_t p = 0; p < pairs; ++p) {
+        const int64_t g = g_begin + 2 * p;
+        float(*mine)[16][16] = partial + 4 * p;
+        if (g + 1 < g_end) {
+          if (two) Bf16Block<2, 2>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+          else Bf16Block<1, 2>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+        } else {
+          if (two) Bf16Block<2, 1>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+          else Bf16Block<1, 1>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+        }
       }
     }
   }
@@ -286,100 +300,105 @@ inline void UnpackQ4Tile(const uint8_t* q, int8_t* tile) {
   const __m512i low = _mm512_set1_epi8(0x0f), eight = _mm512_set1_epi8(8);
   for (int s = 0; s < 4; ++s) {
     const __m512i packed = _mm512_loadu_si512(q + 64 * s);
-    _mm512_store_si512(tile + 128 * s, _mm512_sub_epi8(_mm512_and_si512(packed, low), eight));
-    _mm512_store_si512(tile + 128 * s + 64, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(packed, 4), low), eight));
+    _mm512_storeu_si512(tile + 128 * s, _mm512_sub_epi8(_mm512_and_si512(packed, low), eight));
+    _mm512_storeu_si512(tile + 128 * s + 64, _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(packed, 4), low), eight));
   }
 }
 
-// Tokens [t0, t0 + 16 MT) against groups [g0, g0 + NG), block by block: the tiles give each
-// block's exact int32 dots, then acc = fma(float(dot), d_w * d_x, acc) as every int8 kernel.
-template <WeightType Type, int MT, int NG>
-inline void Int8Block(const WeightMatrix& w, const ActBlock* x, int64_t xstride, int64_t t0, int64_t n, int64_t g0,
-                      int64_t row_begin, int64_t row_end, const float* bias, float* y) {
-  static_assert(MT <= 2 && NG <= 2);
-  const int64_t nb = w.cols / kQuantBlock;
-  const int64_t tokens = std::min<int64_t>(16 * MT, n - t0);
-  alignas(64) float acc[32][2][16];
+// The int8 weight tiles of one group: block b's at quants + b * stride (q8_0: the tiled
+// matrix itself; q4_0: unpacked once per group into a buffer), its 16 fp16 scales at
+// scales + b * scale_stride.
+struct GroupTiles {
+  const std::byte* quants;
+  size_t stride;
+  const std::byte* scales;
+  size_t scale_stride;
+};
+
+// 16 tokens (from x, 16 rows of prepared activations: those past the last token are zero)
+// against one group, all blocks. The tiles give block b's exact int32 dots (accumulator tile
+// b % 4, stored to `dots` one block later, so the store does not wait on the dot product
+// just issued) while the vector units scale block b - 3's: acc[r] = fma(float(dot),
+// d_w * d_x, acc[r]), the float steps every int8 kernel takes, block by block. The 16 rows'
+// accumulators stay in registers.
+inline void Int8GroupTokens(const GroupTiles& g, int64_t nb, const ActBlock* x, int64_t xstride, const float* xscales,
+                            int64_t scale_stride, int64_t tokens, float* y, int64_t ystride, __mmask16 mask,
+                            __m512 vbias) {
+  __m512 acc[16];
+  for (auto& v : acc) v = _mm512_setzero_ps();
   alignas(64) int32_t dots[4][16][16];
-  alignas(64) int8_t unpacked[2][512];
-  for (int64_t r = 0; r < tokens; ++r)
-    for (int gi = 0; gi < NG; ++gi) _mm512_store_ps(acc[r][gi], _mm512_setzero_ps());
-  const auto stride = static_cast<long>(xstride * static_cast<int64_t>(sizeof(ActBlock)));
-  const ActBlock* a0 = x + t0 * xstride;
-  const ActBlock* a1 = a0 + 16 * xstride;
-  for (int64_t b = 0; b < nb; ++b) {
-    const std::byte* blk[2] = {tile_block(w, g0, b), NG > 1 ? tile_block(w, g0 + 1, b) : nullptr};
-    if constexpr (Type == WeightType::Q8_0) {
-      _tile_loadd(6, blk[0] + 32, 64);
-      if constexpr (NG > 1) _tile_loadd(7, blk[1] + 32, 64);
-    } else {
-      for (int gi = 0; gi < NG; ++gi) UnpackQ4Tile(reinterpret_cast<const uint8_t*>(blk[gi] + 32), unpacked[gi]);
-      tile_input_barrier();
-      _tile_loadd(6, unpacked[0], 64);
-      if constexpr (NG > 1) _tile_loadd(7, unpacked[1], 64);
+  const auto* a = reinterpret_cast<const std::byte*>(x[0].q);
+  const auto xbytes = static_cast<long>(xstride * static_cast<int64_t>(sizeof(ActBlock)));
+  auto dot = [&](int64_t b) {
+    const std::byte* ab = a + b * static_cast<int64_t>(sizeof(ActBlock));
+    const std::byte* wb = g.quants + b * static_cast<int64_t>(g.stride);
+    switch (b % 4) {
+#define GLASS_INT8_DOT(C, A, B) \
+  _tile_loadd(A, ab, xbytes);   \
+  _tile_loadd(B, wb, 64);       \
+  _tile_zero(C);                \
+  _tile_dpbssd(C, A, B);        \
+  break;
+      case 0: GLASS_INT8_DOT(0, 4, 6)
+      case 1: GLASS_INT8_DOT(1, 5, 7)
+      case 2: GLASS_INT8_DOT(2, 4, 6)
+      default: GLASS_INT8_DOT(3, 5, 7)
+#undef GLASS_INT8_DOT
     }
-    _tile_loadd(4, a0[b].q, stride);
-    if constexpr (MT > 1) _tile_loadd(5, a1[b].q, stride);
-    _tile_zero(0);
-    _tile_dpbssd(0, 4, 6);
-    if constexpr (NG > 1) {
-      _tile_zero(1);
-      _tile_dpbssd(1, 4, 7);
+  };
+  auto store = [&](int64_t b) {
+    switch (b % 4) {
+      case 0: _tile_stored(0, dots[0], 64); break;
+      case 1: _tile_stored(1, dots[1], 64); break;
+      case 2: _tile_stored(2, dots[2], 64); break;
+      default: _tile_stored(3, dots[3], 64); break;
     }
-    if constexpr (MT > 1) {
-      _tile_zero(2);
-      _tile_dpbssd(2, 5, 6);
-      if constexpr (NG > 1) {
-        _tile_zero(3);
-        _tile_dpbssd(3, 5, 7);
-      }
+  };
+  auto scale = [&](int64_t b) {
+    const __m512 dw = _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.scales + b * static_cast<int64_t>(g.scale_stride))));
+    const float* xs = xscales + b * scale_stride;  // the 16 tokens' scales of block b
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; ++r) {
+      const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512(dots[b % 4][r]));
+      acc[r] = _mm512_fmadd_ps(d, _mm512_mul_ps(dw, _mm512_set1_ps(xs[r])), acc[r]);
     }
-    _tile_stored(0, dots[0], 64);
-    if constexpr (NG > 1) _tile_stored(1, dots[1], 64);
-    if constexpr (MT > 1) _tile_stored(2, dots[2], 64);
-    if constexpr (MT > 1 && NG > 1) _tile_stored(3, dots[3], 64);
-    for (int gi = 0; gi < NG; ++gi) {
-      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[gi])));
-      for (int64_t r = 0; r < tokens; ++r) {
-        const int m = static_cast<int>(r / 16);
-        const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512(dots[2 * m + gi][r % 16]));
-        const __m512 s = _mm512_mul_ps(dw, _mm512_set1_ps(a0[r * xstride + b].scale));
-        _mm512_store_ps(acc[r][gi], _mm512_fmadd_ps(d, s, _mm512_load_ps(acc[r][gi])));
-      }
-    }
+  };
+  for (int64_t b = 0; b < nb + 3; ++b) {
+    if (b < nb) dot(b);
+    if (b >= 1 && b <= nb) store(b - 1);
+    if (b >= 3) scale(b - 3);
   }
-  for (int gi = 0; gi < NG; ++gi) {
-    const int64_t first = (g0 + gi) * kTileRows;
-    const int64_t lo = std::max<int64_t>(row_begin, first), hi = std::min<int64_t>(row_end, first + kTileRows);
-    if (lo >= hi) continue;
-    const __mmask16 mask = row_mask(lo - first, hi - first);
-    const __m512 vbias = bias_of(bias, first, mask);
-    for (int64_t r = 0; r < tokens; ++r) store_row(y + (t0 + r) * w.rows + first, _mm512_load_ps(acc[r][gi]), vbias, mask);
-  }
+  for (int64_t r = 0; r < tokens; ++r) store_row(y + r * ystride, acc[r], vbias, mask);
 }
 
 template <WeightType Type>
 void MatmulInt8Tiles(const WeightMatrix& w, const ActBlock* x, int64_t n, int64_t row_begin, int64_t row_end,
                      const float* bias, float* y) {
-  const int64_t xstride = w.cols / kQuantBlock;
-  const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
+  const int64_t nb = w.cols / kQuantBlock;
+  const int64_t xstride = nb;
   const int64_t padded = padded_tokens(n);
-  const int64_t block =
-      std::max<int64_t>(32, kActivationBudget / (xstride * static_cast<int64_t>(sizeof(ActBlock))) / 32 * 32);
-  for (int64_t b0 = 0; b0 < padded; b0 += block) {
-    const int64_t b1 = std::min(padded, b0 + block);
-    for (int64_t g = g_begin; g < g_end; g += 2) {
-      const bool pair = g + 1 < g_end;
-      int64_t t = b0;
-      for (; t + 32 <= b1; t += 32) {
-        if (pair) Int8Block<Type, 2, 2>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-        else Int8Block<Type, 2, 1>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-      }
-      if (t < b1) {
-        if (pair) Int8Block<Type, 1, 2>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-        else Int8Block<Type, 1, 1>(w, x, xstride, t, n, g, row_begin, row_end, bias, y);
-      }
+  const auto* scales = reinterpret_cast<const float*>(x + padded * nb);  // [block][token]
+  const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
+  const size_t block_bytes = tiled_block_bytes(Type);
+  std::vector<int8_t> unpacked(Type == WeightType::Q4_0 ? static_cast<size_t>(nb) * 512 : 0);
+  for (int64_t gr = g_begin; gr < g_end; ++gr) {
+    GroupTiles g{tile_block(w, gr, 0) + 2 * kTileRows, block_bytes, tile_block(w, gr, 0), block_bytes};
+    if constexpr (Type == WeightType::Q4_0) {
+      for (int64_t b = 0; b < nb; ++b)
+        UnpackQ4Tile(reinterpret_cast<const uint8_t*>(g.quants + b * block_bytes), unpacked.data() + b * 512);
+      tile_input_barrier();
+      g.quants = reinterpret_cast<const std::byte*>(unpacked.data());
+      g.stride = 512;
     }
+    const int64_t first = gr * kTileRows;
+    const int64_t lo = std::max<int64_t>(row_begin, first), hi = std::min<int64_t>(row_end, first + kTileRows);
+    const __mmask16 mask = row_mask(lo - first, hi - first);
+    const __m512 vbias = bias_of(bias, first, mask);
+    // The group's weights stay in L1 / L2 while every token meets them.
+    for (int64_t t = 0; t < n; t += 16)
+      Int8GroupTokens(g, nb, x + t * xstride, xstride, scales + t, padded, std::min<int64_t>(16, n - t),
+                      y + t * w.rows + first, w.rows, mask, vbias);
   }
 }
 
@@ -488,22 +507,58 @@ void MatmulInt8Vnni(const WeightMatrix& w, const ActBlock* x, int64_t n, int64_t
 
 // ------------------------------------------------ entry points (compiled for AMX)
 
-void PrepareBf16Rows(const float* x, int64_t n, int64_t cols, std::byte* out) {
-  const int64_t padded = round_up(cols, kTileChunk);
-  const size_t row_bytes = prepared_row_bytes(WeightType::BF16, cols);
-  for (int64_t t = 0; t < n; ++t) {
+// Tokens [begin, end) of the bf16 tiles' activations (tile-major: Bf16Tile), tokens past n zero.
+void PrepareBf16(const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
+  const int64_t chunks = (cols + kTileChunk - 1) / kTileChunk;
+  for (int64_t t = begin; t < end; ++t) {
     const float* src = x + t * cols;
-    auto* parts = reinterpret_cast<uint16_t*>(out + static_cast<size_t>(t) * row_bytes);
-    for (int64_t c = 0; c < padded; c += 16) {
-      const int64_t valid = std::clamp<int64_t>(cols - c, 0, 16);
-      const auto mask = static_cast<__mmask16>((1u << valid) - 1);
-      __m512 rest = _mm512_maskz_loadu_ps(mask, src + c);
-      for (int p = 0; p < kBf16Parts; ++p) {
-        // Round to nearest even; what the part leaves is exact in fp32 and goes to the next.
-        const __m256bh part = _mm512_cvtneps_pbh(rest);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(parts + p * padded + c), (__m256i)part);
-        rest = _mm512_sub_ps(rest, _mm512_cvtpbh_ps(part));
+    for (int64_t c = 0; c < chunks; ++c) {
+      for (int64_t h = 0; h < 2; ++h) {  // two halves of 16 values
+        const int64_t first = c * kTileChunk + 16 * h;
+        const int64_t valid = t < n ? std::clamp<int64_t>(cols - first, 0, 16) : 0;
+        __m512 rest = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1), src + first);
+        for (int p = 0; p < kBf16Parts; ++p) {
+          // Round to nearest even; what the part leaves is exact in fp32 and goes to the next.
+          const __m256bh part = _mm512_cvtneps_pbh(rest);
+          auto* line = const_cast<std::byte*>(Bf16Tile(out, chunks, t / 16, c, p)) + (t % 16) * 64 + 32 * h;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(line), (__m256i)part);
+          rest = _mm512_sub_ps(rest, _mm512_cvtpbh_ps(part));
+        }
       }
+    }
+  }
+}
+
+// Tokens [begin, end) of the int8 kernels' activations: the blocks simd::prepare_rows makes,
+// bit for bit (the same float operations: amax / 127, its reciprocal, products rounded to
+// nearest even), then each block's scale again in a [block][token] table for the tiles.
+void PrepareInt8(const float* x, int64_t n, int64_t padded, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
+  const int64_t nb = cols / kQuantBlock;
+  auto* rows = reinterpret_cast<ActBlock*>(out);
+  auto* scales = reinterpret_cast<float*>(out + static_cast<size_t>(padded * nb) * sizeof(ActBlock));
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t t = begin; t < end; ++t) {
+    for (int64_t b = 0; b < nb; ++b) {
+      ActBlock& blk = rows[t * nb + b];
+      if (t >= n) {
+        std::memset(&blk, 0, sizeof blk);
+        scales[b * padded + t] = 0;
+        continue;
+      }
+      const float* v = x + t * cols + b * kQuantBlock;
+      const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
+      const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1)));
+      const float d = amax / 127.0f;
+      const float id = d != 0 ? 1.0f / d : 0.0f;
+      const __m512 vid = _mm512_set1_ps(id);
+      constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(v0, vid), kNearest));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(v1, vid), kNearest));
+      blk.scale = d;
+      blk.sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(blk.q), _mm512_cvtepi32_epi8(q0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(blk.q + 16), _mm512_cvtepi32_epi8(q1));
+      scales[b * padded + t] = d;
     }
   }
 }
@@ -541,7 +596,10 @@ void MatmulVnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 
-void prepare_bf16_rows(const float* x, int64_t n, int64_t cols, std::byte* out) { PrepareBf16Rows(x, n, cols, out); }
+void prepare_rows(WeightType t, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
+  if (t == WeightType::BF16) PrepareBf16(x, n, begin, end, cols, out);
+  else PrepareInt8(x, n, padded_tokens(n), begin, end, cols, out);
+}
 
 void matmul_tiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                   const float* bias, float* y) {

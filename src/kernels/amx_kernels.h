@@ -44,13 +44,15 @@ bool cpu_has_vnni512();
 
 // ---------------------------------------------------------------- kernels (tile permission required)
 
-// Prepared activations of the tile kernels, one row per token: bf16, the kBf16Parts parts
-// of the row, each padded with zeros to whole chunks; q8_0 / q4_0, the vector kernels' blocks
-// (simd::prepare_rows). Tile kernels read whole tiles of 16 tokens: the prepared buffer
-// holds padded_tokens(n) rows, those past n zero.
-size_t prepared_row_bytes(WeightType t, int64_t cols);
+// Prepared activations of the tile and VNNI kernels, padded_tokens(n) rows (the tiles read
+// 16 tokens at a time; those past n are zero). bf16: tile-major, for each 16 tokens, chunk of
+// 32 columns and part, one 1 KiB tile of 16 lines; q8_0 / q4_0: per token the vector
+// kernels' blocks (simd::ActBlock, bit-identical to simd::prepare_rows), then the blocks'
+// scales again as a [block][token] table. prepare_rows writes tokens [begin, end) of
+// [0, padded_tokens(n)): disjoint ranges may run in parallel.
 int64_t padded_tokens(int64_t n);
-void prepare_bf16_rows(const float* x, int64_t n, int64_t cols, std::byte* out);
+size_t prepared_bytes(WeightType t, int64_t n, int64_t cols);
+void prepare_rows(WeightType t, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out);
 
 // y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) of a tiled
 // matrix and all n tokens, with tiles. Loads its tile configuration and releases the tiles

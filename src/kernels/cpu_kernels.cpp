@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 #include "base/error.h"
 #include "hwy/targets.h"
@@ -109,7 +110,14 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   std::unique_ptr<std::byte[]> bytes;
   if (tiles_for(w, features)) {
     bytes = std::make_unique<std::byte[]>(tiled_bytes(w.type, w.rows, w.cols));
-    out = tile_rows(w, bytes.get());
+    out = tiled_view(w, bytes.get());
+    // Groups are independent: a few threads make loading a large model that much faster.
+    const int64_t groups = w.rows / kTileRows;
+    const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, groups));
+    std::vector<std::jthread> threads;
+    for (int64_t i = 1; i < workers; ++i)
+      threads.emplace_back([&, i] { tile_groups(w, out, groups * i / workers, groups * (i + 1) / workers); });
+    tile_groups(w, out, 0, groups / workers);
   } else {
     // Back to row-major (a tiled matrix under features without AMX), then interleaved if it
     // pays (interleave_rows reads row-major).
@@ -177,6 +185,49 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   return s;
 }
 
+CpuKernels::ComputePath CpuKernels::compute_path(WeightType type, int64_t n) const {
+  WeightMatrix w;  // a matrix of whole tiles, laid out as the model loads it
+  w.type = type;
+  w.rows = kTileRows;
+  w.cols = kTileChunk;
+  w.row_bytes = weight_row_bytes(type, w.cols);
+  w.tiled = tiles_for(w, features_);
+  w.interleaved = !w.tiled && interleavable(type);
+  ComputePath p;
+  p.name = matmul_path(w, n);
+  const std::string target = simd_target();
+  const bool avx3 = target.rfind("AVX3", 0) == 0, avx2 = target == "AVX2";
+  switch (route(w, n)) {
+    case Route::Tiles:
+      p.valid = true;
+      if (type == WeightType::BF16) {
+        p.instruction = ComputeInstruction::TileBf16;
+        p.passes = amx::kBf16Parts;
+        p.how = str_cat("tdpbf16ps, activations in ", amx::kBf16Parts, " bf16 parts");
+      } else {
+        p.instruction = ComputeInstruction::TileInt8Block;
+        p.how = "tdpbssd per 32-value block, scales applied per block with AVX-512";
+      }
+      return p;
+    case Route::Vnni:
+      p.valid = true;
+      p.instruction = ComputeInstruction::Vnni512;
+      p.how = "vpdpbusd zmm on the tiled layout";
+      return p;
+    case Route::Decoded:
+    case Route::Vector: break;
+  }
+  if (interleavable(type) && simd::has_kernel(type)) {
+    if (avx3 && features_.avx512_vnni) p.instruction = ComputeInstruction::Vnni256, p.valid = true, p.how = "vpdpbusd ymm";
+    else if (avx3 || avx2) p.instruction = ComputeInstruction::Int8Avx2, p.valid = true, p.how = "vpmaddubsw ymm";
+  } else if (avx3) {
+    p.instruction = ComputeInstruction::Fma512, p.valid = true, p.how = "fp32 FMA zmm";
+  } else if (avx2) {
+    p.instruction = ComputeInstruction::Fma256, p.valid = true, p.how = "fp32 FMA ymm";
+  }
+  return p;
+}
+
 CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
   if (!w.tiled) return Route::Vector;
   if (w.type == WeightType::BF16) return features_.amx ? Route::Tiles : Route::Decoded;
@@ -189,17 +240,19 @@ const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* 
   // f32 and f16 kernels, and rows decoded to f32, read x as it is.
   if (route == Route::Decoded || type == WeightType::F32 || type == WeightType::F16 || !simd::has_kernel(type))
     return reinterpret_cast<const std::byte*>(x);
-  const bool tiles = route == Route::Tiles;
-  const bool bf16_tiles = tiles && type == WeightType::BF16;
-  const size_t row = bf16_tiles ? amx::prepared_row_bytes(type, cols) : simd::prepared_row_bytes(type, cols);
-  // Tiles read whole tiles of 16 tokens: the rows past n are there, and zero.
-  const int64_t rows = tiles ? amx::padded_tokens(n) : n;
-  if (buffer.size() < row * static_cast<size_t>(rows)) buffer.resize(row * static_cast<size_t>(rows));
+  const bool amx = route == Route::Tiles || route == Route::Vnni;
+  const size_t bytes = amx ? amx::prepared_bytes(type, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
+  if (buffer.size() < bytes) buffer.resize(bytes);
   std::byte* out = buffer.data();
-  if (rows > n) std::memset(out + row * static_cast<size_t>(n), 0, row * static_cast<size_t>(rows - n));
+  if (amx) {  // tokens up to the padded count: the tiles read whole tiles of 16, those past n zero
+    const int64_t padded = amx::padded_tokens(n);
+    if (padded <= 16) amx::prepare_rows(type, x, n, 0, padded, cols, out);
+    else pool_.parallel_for(padded, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, x, n, b, e, cols, out); });
+    return out;
+  }
+  const size_t row = simd::prepared_row_bytes(type, cols);
   auto prepare_range = [&](int64_t b, int64_t e) {
-    if (bf16_tiles) amx::prepare_bf16_rows(x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
-    else simd::prepare_rows(type, x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
+    simd::prepare_rows(type, x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
   };
   if (n == 1) prepare_range(0, 1);
   else pool_.parallel_for(n, 1, prepare_range);

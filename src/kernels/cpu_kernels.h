@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/compute_peak.h"
 #include "kernels/kernels.h"
 #include "kernels/thread_pool.h"
 
@@ -57,8 +58,21 @@ class CpuKernels final : public Kernels {
   static const char* simd_target();
   std::string simd_path() const;
   // The kernel a matmul of this matrix over n tokens runs: "AMX-BF16", "AMX-INT8",
-  // "AVX3 + VNNI", "AVX2", ... (one word for reports).
+  // "AVX3 + VNNI", "AVX2", ... (for reports).
   std::string matmul_path(const WeightMatrix& w, int64_t n) const;
+  // What a matmul over n tokens computes with, for a matrix of this type laid out by
+  // cpu_layout for these kernels (of whole tiles, as every Qwen matrix): the path's name, its
+  // instruction, how many of the instruction's multiply-adds make one of the matmul's (3 for
+  // bf16 tiles: three parts per activation) and how they are done. valid is false where there
+  // is no vector instruction to measure (the portable target).
+  struct ComputePath {
+    std::string name;
+    ComputeInstruction instruction = ComputeInstruction::Fma256;
+    int passes = 1;
+    std::string how;
+    bool valid = false;
+  };
+  ComputePath compute_path(WeightType type, int64_t n) const;
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
   // AVX-512 VNNI kernel (both give the same bits; docs/performance.md has the measurement).
   static constexpr int64_t kTileMinTokens = 8;

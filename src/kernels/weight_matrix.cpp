@@ -87,22 +87,39 @@ size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols) {
 }
 
 WeightMatrix tile_rows(const WeightMatrix& w, std::byte* out) {
+  const WeightMatrix tw = tiled_view(w, out);
+  tile_groups(w, tw, 0, (w.rows + kTileRows - 1) / kTileRows);
+  return tw;
+}
+
+WeightMatrix tiled_view(const WeightMatrix& w, std::byte* out) {
   if (!tileable(w.type) || w.tiled) fail("tile_rows needs a row-major or interleaved bf16, q8_0 or q4_0 matrix");
   WeightMatrix tw = w;
   tw.data = out;
   tw.interleaved = false;
   tw.tiled = true;
-  std::memset(out, 0, tw.bytes());  // padding rows and columns are zeros (scales 0 for the blocks)
-  const int64_t groups = (w.rows + kTileRows - 1) / kTileRows;
-  for (int64_t g = 0; g < groups; ++g) {
+  return tw;
+}
+
+void tile_groups(const WeightMatrix& w, const WeightMatrix& tw, int64_t group_begin, int64_t group_end) {
+  // Padding rows and columns are zeros (scales 0 for the blocks).
+  std::memset(const_cast<std::byte*>(tile_group(tw, group_begin)), 0,
+              static_cast<size_t>(group_end - group_begin) * tiled_group_bytes(w.type, w.cols));
+  for (int64_t g = group_begin; g < group_end; ++g) {
     const int64_t rows_here = std::min(kTileRows, w.rows - g * kTileRows);
     if (w.type == WeightType::BF16) {
       for (int64_t i = 0; i < rows_here; ++i) {
-        const auto* src = reinterpret_cast<const uint16_t*>(w.row(g * kTileRows + i));
-        for (int64_t c = 0; c < w.cols; ++c) {
-          auto* tile = const_cast<std::byte*>(tile_block(tw, g, c / kTileChunk));
-          const int64_t k = c % kTileChunk;
-          std::memcpy(tile + (k / 2) * 64 + 4 * i + 2 * (k % 2), &src[c], 2);
+        const std::byte* src = w.row(g * kTileRows + i);
+        const int64_t pairs = w.cols / 2;
+        for (int64_t pr = 0; pr < pairs; ++pr) {  // two values (4 bytes) at a time
+          const int64_t c = 2 * pr;
+          std::memcpy(const_cast<std::byte*>(tile_block(tw, g, c / kTileChunk)) + ((c % kTileChunk) / 2) * 64 + 4 * i,
+                      src + 2 * c, 4);
+        }
+        if (w.cols % 2 != 0) {
+          const int64_t c = w.cols - 1;
+          std::memcpy(const_cast<std::byte*>(tile_block(tw, g, c / kTileChunk)) + ((c % kTileChunk) / 2) * 64 + 4 * i,
+                      src + 2 * c, 2);
         }
       }
       continue;
@@ -128,7 +145,6 @@ WeightMatrix tile_rows(const WeightMatrix& w, std::byte* out) {
           for (int k = 0; k < 32; ++k) q[tiled_quant_byte(w.type, i, k)] |= static_cast<uint8_t>(8 << (k % 8 >= 4 ? 4 : 0));
     }
   }
-  return tw;
 }
 
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {

@@ -107,6 +107,10 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
 // Writes the tiled form of a row-major or interleaved bf16 / q8_0 / q4_0 matrix into `out`
 // (tiled_bytes bytes) and returns the matrix that views it.
 WeightMatrix tile_rows(const WeightMatrix& w, std::byte* out);
+// The same in parts (groups of kTileRows rows may be written in parallel): the tiled matrix
+// over `out`, then groups [group_begin, group_end) of it.
+WeightMatrix tiled_view(const WeightMatrix& w, std::byte* out);
+void tile_groups(const WeightMatrix& w, const WeightMatrix& tiled, int64_t group_begin, int64_t group_end);
 
 // Encodes `cols` floats into one row of type `t` at `out` (weight_row_bytes(t, cols) bytes).
 // Block types round as llama.cpp's reference quantizers do (quant/weight_type.h).
