@@ -40,20 +40,37 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64);
 
-// Tile registers: 0-3 accumulators (16 tokens x 16 weight rows of fp32 or int32), 4-5
-// activations (16 tokens each), 6-7 weights (16 rows each).
-constexpr TileConfig make_config(uint16_t activation_bytes, uint8_t weight_lines) {
+// Tile registers: 0-3 accumulators (`tokens` tokens x 16 weight rows of fp32 or int32), 4-6
+// activations (`tokens` tokens each), 6-7 weights (16 rows each; tile 6 holds activations
+// only in the bf16 kernel for 16 tokens or fewer, which has no second weight tile).
+constexpr TileConfig make_config(uint8_t tokens, uint16_t activation_bytes, uint8_t weight_lines) {
   TileConfig c;
-  for (int i = 0; i < 4; ++i) c.rows[i] = 16, c.colsb[i] = 64;
-  for (int i = 4; i < 6; ++i) c.rows[i] = 16, c.colsb[i] = activation_bytes;
-  for (int i = 6; i < 8; ++i) c.rows[i] = weight_lines, c.colsb[i] = 64;
+  for (int i = 0; i < 4; ++i) c.rows[i] = tokens, c.colsb[i] = 64;
+  for (int i = 4; i < 6; ++i) c.rows[i] = tokens, c.colsb[i] = activation_bytes;
+  c.rows[6] = weight_lines, c.colsb[6] = 64;
+  c.rows[7] = weight_lines, c.colsb[7] = 64;
   return c;
 }
-// bf16: 32 values (a chunk) per activation line, 16 lines of pairs per weight tile.
-alignas(64) constexpr TileConfig kBf16Config = make_config(64, 16);
+// bf16: 32 values (a chunk) per activation line, 16 lines of pairs per weight tile. With
+// fewer than 16 tokens the tiles hold only their lines (a decode step multiplies one line,
+// not sixteen); every line's products and sums are the same whatever the line count.
+constexpr TileConfig make_bf16_config(uint8_t tokens) {
+  TileConfig c = make_config(tokens, 64, 16);
+  if (tokens < 16) c.rows[6] = tokens;  // tile 6 holds the third activation part
+  return c;
+}
+struct Bf16Configs {
+  TileConfig by_tokens[17];
+};
+constexpr Bf16Configs make_bf16_configs() {
+  Bf16Configs all;
+  for (int t = 1; t <= 16; ++t) all.by_tokens[t] = make_bf16_config(static_cast<uint8_t>(t));
+  return all;
+}
+alignas(64) constexpr Bf16Configs kBf16Configs = make_bf16_configs();
 // int8: one 32-value block per activation line (each block has its own scales), 8 lines of
 // quads per weight tile.
-alignas(64) constexpr TileConfig kInt8Config = make_config(32, 8);
+alignas(64) constexpr TileConfig kInt8Config = make_config(16, 32, 8);
 
 constexpr int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -157,6 +174,9 @@ inline __m512 bias_of(const float* bias, int64_t first_row, __mmask16 mask) {
 
 // ------------------------------------------------ bf16
 
+// Chunks ahead whose weight tiles a decode step fetches while it multiplies.
+constexpr int64_t kBf16FetchAhead = 4;
+
 // The prepared activations of token tile `tile` (16 tokens), chunk c, part p: one 1 KiB tile.
 inline const std::byte* Bf16Tile(const std::byte* x, int64_t chunks, int64_t tile, int64_t c, int p) {
   return x + static_cast<size_t>((tile * chunks + c) * kBf16Parts + p) * 1024;
@@ -191,9 +211,16 @@ inline void Bf16Block(const WeightMatrix& w, const std::byte* x, int64_t tile0, 
   for (int64_t c = c0; c < c1; ++c) {
     const std::byte* bc = b + static_cast<size_t>(c) * 1024;
     if constexpr (MT == 1) {
-      // Every part of the 16 tokens stays loaded (tiles 4, 5, 6); the groups' weight tiles
-      // stream past them through tile 7.
+      // Every part of the tokens stays loaded (tiles 4, 5, 6); the groups' weight tiles
+      // stream past them through tile 7. Decode reads the weights from memory: their tiles
+      // a few chunks ahead are fetched meanwhile (tile loads wait for their lines).
       static_assert(kBf16Parts == 3);
+      if (c + kBf16FetchAhead < c1) {
+        for (int gi = 0; gi < NG; ++gi) {
+          const std::byte* ahead = bc + gi * group_bytes + kBf16FetchAhead * 1024;
+          for (int l = 0; l < 16; ++l) __builtin_prefetch(ahead + 64 * l);
+        }
+      }
       _tile_loadd(4, Bf16Tile(x, chunks, tile0, c, 0), 64);
       _tile_loadd(5, Bf16Tile(x, chunks, tile0, c, 1), 64);
       _tile_loadd(6, Bf16Tile(x, chunks, tile0, c, 2), 64);
@@ -568,7 +595,7 @@ void MatmulTiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, in
   const auto* x = reinterpret_cast<const ActBlock*>(prepared);
   switch (w.type) {
     case WeightType::BF16:
-      _tile_loadconfig(&kBf16Config);
+      _tile_loadconfig(&kBf16Configs.by_tokens[std::min<int64_t>(n, 16)]);
       MatmulBf16(w, prepared, n, row_begin, row_end, bias, y);
       break;
     case WeightType::Q8_0:
