@@ -3,6 +3,7 @@
 // Items processed are multiply-adds; bytes processed are weight bytes read.
 #include <benchmark/benchmark.h>
 
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -43,13 +44,17 @@ struct Weights {
 };
 
 // args: weight type, rows, cols, tokens, threads, extensions: 2 all this CPU has (AMX
-// included), 1 without AMX (VNNI included), 0 none
+// included), 1 without AMX (VNNI included), 0 none; 3 and 4: with AMX, q8_0 / q4_0 forced
+// through the tiles (3) or the VNNI kernel on the tiled layout (4) whatever the tokens
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
-  CpuFeatures features = state.range(5) != 0 ? CpuFeatures::detect() : CpuFeatures{};
-  if (state.range(5) == 1) features.amx = false;
+  const int64_t extensions = state.range(5);
+  CpuFeatures features = extensions != 0 ? CpuFeatures::detect() : CpuFeatures{};
+  if (extensions == 1) features.amx = false;
+  if (extensions == 3) features.int8_tile_min_tokens = 1;
+  if (extensions == 4) features.int8_tile_min_tokens = std::numeric_limits<int64_t>::max();
   CpuKernels k(pool, features);
   Weights m(type, rows, cols, features);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
@@ -79,6 +84,14 @@ void MatmulShapes(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Where tiles overtake the VNNI kernel for q8_0 / q4_0 (the same bits): gate/up, 1 thread.
+void TileThresholdShapes(benchmark::internal::Benchmark* b) {
+  for (int t : {static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)})
+    for (int n : {1, 2, 4, 6, 8, 12, 16, 32})
+      for (int route : {3, 4}) b->Args({t, 4864, 896, n, 1, route});
+}
+BENCHMARK(BM_Matmul)->Name("BM_TileThreshold")->Apply(TileThresholdShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_MatmulReference(benchmark::State& state) {
   ReferenceKernels k;

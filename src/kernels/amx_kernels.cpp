@@ -342,61 +342,78 @@ struct GroupTiles {
   size_t scale_stride;
 };
 
-// 16 tokens (from x, 16 rows of prepared activations: those past the last token are zero)
-// against one group, all blocks. The tiles give block b's exact int32 dots (accumulator tile
-// b % 4, stored to `dots` one block later, so the store does not wait on the dot product
-// just issued) while the vector units scale block b - 3's: acc[r] = fma(float(dot),
-// d_w * d_x, acc[r]), the float steps every int8 kernel takes, block by block. The 16 rows'
-// accumulators stay in registers.
-inline void Int8GroupTokens(const GroupTiles& g, int64_t nb, const ActBlock* x, int64_t xstride, const float* xscales,
-                            int64_t scale_stride, int64_t tokens, float* y, int64_t ystride, __mmask16 mask,
-                            __m512 vbias) {
-  __m512 acc[16];
-  for (auto& v : acc) v = _mm512_setzero_ps();
-  alignas(64) int32_t dots[4][16][16];
-  const auto* a = reinterpret_cast<const std::byte*>(x[0].q);
+// 16 MT tokens (from x: rows of prepared activations, those past the last token zero)
+// against NG groups, all blocks. Block b: the tiles give its exact int32 dots (accumulator
+// tile 2 m + group for token tile m), stored to `dots` after block b + 1's tiles are loaded
+// (a store waits for its dot product), while the vector units scale block b - 2's:
+// acc = fma(float(dot), d_w * d_x, acc), the float steps every int8 kernel takes, block by
+// block.
+template <int MT, int NG>
+inline void Int8Block(const GroupTiles* g, int64_t nb, const ActBlock* x, int64_t xstride, const float* xscales,
+                      int64_t scale_stride, int64_t tokens, float* y, int64_t ystride, const __mmask16* mask,
+                      const __m512* vbias) {
+  static_assert(MT <= 2 && NG <= 2);
+  alignas(64) float acc[MT][NG][16][16];
+  alignas(64) int32_t dots[2][4][16][16];
+  for (int m = 0; m < MT; ++m)
+    for (int gi = 0; gi < NG; ++gi)
+      for (int r = 0; r < 16; ++r) _mm512_store_ps(acc[m][gi][r], _mm512_setzero_ps());
+  const auto* a0 = reinterpret_cast<const std::byte*>(x[0].q);
+  const std::byte* a1 = a0 + 16 * xstride * static_cast<int64_t>(sizeof(ActBlock));
   const auto xbytes = static_cast<long>(xstride * static_cast<int64_t>(sizeof(ActBlock)));
-  auto dot = [&](int64_t b) {
-    const std::byte* ab = a + b * static_cast<int64_t>(sizeof(ActBlock));
-    const std::byte* wb = g.quants + b * static_cast<int64_t>(g.stride);
-    switch (b % 4) {
-#define GLASS_INT8_DOT(C, A, B) \
-  _tile_loadd(A, ab, xbytes);   \
-  _tile_loadd(B, wb, 64);       \
-  _tile_zero(C);                \
-  _tile_dpbssd(C, A, B);        \
-  break;
-      case 0: GLASS_INT8_DOT(0, 4, 6)
-      case 1: GLASS_INT8_DOT(1, 5, 7)
-      case 2: GLASS_INT8_DOT(2, 4, 6)
-      default: GLASS_INT8_DOT(3, 5, 7)
-#undef GLASS_INT8_DOT
+  constexpr auto kBlock = static_cast<int64_t>(sizeof(ActBlock));
+  for (int64_t b = 0; b < nb + 2; ++b) {
+    if (b < nb) {
+      _tile_loadd(4, a0 + b * kBlock, xbytes);
+      if constexpr (MT > 1) _tile_loadd(5, a1 + b * kBlock, xbytes);
+      _tile_loadd(6, g[0].quants + b * static_cast<int64_t>(g[0].stride), 64);
+      if constexpr (NG > 1) _tile_loadd(7, g[1].quants + b * static_cast<int64_t>(g[1].stride), 64);
     }
-  };
-  auto store = [&](int64_t b) {
-    switch (b % 4) {
-      case 0: _tile_stored(0, dots[0], 64); break;
-      case 1: _tile_stored(1, dots[1], 64); break;
-      case 2: _tile_stored(2, dots[2], 64); break;
-      default: _tile_stored(3, dots[3], 64); break;
+    if (b >= 1 && b <= nb) {
+      int32_t(*d)[16][16] = dots[(b - 1) % 2];
+      _tile_stored(0, d[0], 64);
+      if constexpr (NG > 1) _tile_stored(1, d[1], 64);
+      if constexpr (MT > 1) _tile_stored(2, d[2], 64);
+      if constexpr (MT > 1 && NG > 1) _tile_stored(3, d[3], 64);
     }
-  };
-  auto scale = [&](int64_t b) {
-    const __m512 dw = _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.scales + b * static_cast<int64_t>(g.scale_stride))));
-    const float* xs = xscales + b * scale_stride;  // the 16 tokens' scales of block b
+    if (b < nb) {
+      _tile_zero(0);
+      _tile_dpbssd(0, 4, 6);
+      if constexpr (NG > 1) {
+        _tile_zero(1);
+        _tile_dpbssd(1, 4, 7);
+      }
+      if constexpr (MT > 1) {
+        _tile_zero(2);
+        _tile_dpbssd(2, 5, 6);
+      }
+      if constexpr (MT > 1 && NG > 1) {
+        _tile_zero(3);
+        _tile_dpbssd(3, 5, 7);
+      }
+    }
+    if (b >= 2) {
+      const int64_t e = b - 2;
+      int32_t(*d)[16][16] = dots[e % 2];
+      const float* xs = xscales + e * scale_stride;  // the tokens' scales of block e
+      for (int gi = 0; gi < NG; ++gi) {
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(g[gi].scales + e * static_cast<int64_t>(g[gi].scale_stride))));
+        for (int m = 0; m < MT; ++m) {
 #pragma GCC unroll 16
-    for (int r = 0; r < 16; ++r) {
-      const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512(dots[b % 4][r]));
-      acc[r] = _mm512_fmadd_ps(d, _mm512_mul_ps(dw, _mm512_set1_ps(xs[r])), acc[r]);
+          for (int r = 0; r < 16; ++r) {
+            const __m512 dot = _mm512_cvtepi32_ps(_mm512_load_si512(d[2 * m + gi][r]));
+            const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xs[16 * m + r]));
+            _mm512_store_ps(acc[m][gi][r], _mm512_fmadd_ps(dot, scale, _mm512_load_ps(acc[m][gi][r])));
+          }
+        }
+      }
     }
-  };
-  for (int64_t b = 0; b < nb + 3; ++b) {
-    if (b < nb) dot(b);
-    if (b >= 1 && b <= nb) store(b - 1);
-    if (b >= 3) scale(b - 3);
   }
-  for (int64_t r = 0; r < tokens; ++r) store_row(y + r * ystride, acc[r], vbias, mask);
+  for (int m = 0; m < MT; ++m)
+    for (int gi = 0; gi < NG; ++gi)
+      for (int64_t r = 0; r < std::min<int64_t>(16, tokens - 16 * m); ++r)
+        store_row(y + (16 * m + r) * ystride + 16 * gi, _mm512_load_ps(acc[m][gi][r]), vbias[gi], mask[gi]);
 }
 
 template <WeightType Type>
@@ -408,24 +425,42 @@ void MatmulInt8Tiles(const WeightMatrix& w, const ActBlock* x, int64_t n, int64_
   const auto* scales = reinterpret_cast<const float*>(x + padded * nb);  // [block][token]
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
   const size_t block_bytes = tiled_block_bytes(Type);
-  std::vector<int8_t> unpacked(Type == WeightType::Q4_0 ? static_cast<size_t>(nb) * 512 : 0);
-  for (int64_t gr = g_begin; gr < g_end; ++gr) {
-    GroupTiles g{tile_block(w, gr, 0) + 2 * kTileRows, block_bytes, tile_block(w, gr, 0), block_bytes};
-    if constexpr (Type == WeightType::Q4_0) {
-      for (int64_t b = 0; b < nb; ++b)
-        UnpackQ4Tile(reinterpret_cast<const uint8_t*>(g.quants + b * block_bytes), unpacked.data() + b * 512);
-      tile_input_barrier();
-      g.quants = reinterpret_cast<const std::byte*>(unpacked.data());
-      g.stride = 512;
+  std::vector<int8_t> unpacked(Type == WeightType::Q4_0 ? static_cast<size_t>(2 * nb) * 512 : 0);
+  for (int64_t g0 = g_begin; g0 < g_end; g0 += 2) {
+    const int groups = g0 + 1 < g_end ? 2 : 1;
+    GroupTiles g[2];
+    __mmask16 mask[2];
+    __m512 vbias[2];
+    for (int gi = 0; gi < groups; ++gi) {
+      const int64_t gr = g0 + gi;
+      g[gi] = {tile_block(w, gr, 0) + 2 * kTileRows, block_bytes, tile_block(w, gr, 0), block_bytes};
+      if constexpr (Type == WeightType::Q4_0) {  // the weight tiles unpacked once, for every token
+        int8_t* out = unpacked.data() + gi * nb * 512;
+        for (int64_t b = 0; b < nb; ++b)
+          UnpackQ4Tile(reinterpret_cast<const uint8_t*>(g[gi].quants + b * block_bytes), out + b * 512);
+        g[gi].quants = reinterpret_cast<const std::byte*>(out);
+        g[gi].stride = 512;
+      }
+      const int64_t first = gr * kTileRows;
+      const int64_t lo = std::max<int64_t>(row_begin, first), hi = std::min<int64_t>(row_end, first + kTileRows);
+      mask[gi] = lo < hi ? row_mask(lo - first, hi - first) : 0;
+      vbias[gi] = bias_of(bias, first, mask[gi]);
     }
-    const int64_t first = gr * kTileRows;
-    const int64_t lo = std::max<int64_t>(row_begin, first), hi = std::min<int64_t>(row_end, first + kTileRows);
-    const __mmask16 mask = row_mask(lo - first, hi - first);
-    const __m512 vbias = bias_of(bias, first, mask);
-    // The group's weights stay in L1 / L2 while every token meets them.
-    for (int64_t t = 0; t < n; t += 16)
-      Int8GroupTokens(g, nb, x + t * xstride, xstride, scales + t, padded, std::min<int64_t>(16, n - t),
-                      y + t * w.rows + first, w.rows, mask, vbias);
+    if constexpr (Type == WeightType::Q4_0) tile_input_barrier();
+    // The groups' weights stay in L1 / L2 while every token meets them, 32 at a time.
+    float* yg = y + g0 * kTileRows;
+    for (int64_t t = 0; t < n; t += 32) {
+      const int64_t tokens = std::min<int64_t>(32, n - t);
+      const ActBlock* xt = x + t * xstride;
+      float* yt = yg + t * w.rows;
+      if (tokens > 16) {
+        if (groups == 2) Int8Block<2, 2>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
+        else Int8Block<2, 1>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
+      } else {
+        if (groups == 2) Int8Block<1, 2>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
+        else Int8Block<1, 1>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
+      }
+    }
   }
 }
 

@@ -231,7 +231,7 @@ CpuKernels::ComputePath CpuKernels::compute_path(WeightType type, int64_t n) con
 CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
   if (!w.tiled) return Route::Vector;
   if (w.type == WeightType::BF16) return features_.amx ? Route::Tiles : Route::Decoded;
-  if (features_.amx && n >= kTileMinTokens) return Route::Tiles;
+  if (features_.amx && n >= features_.int8_tile_min_tokens) return Route::Tiles;
   return features_.avx512_vnni ? Route::Vnni : Route::Decoded;
 }
 

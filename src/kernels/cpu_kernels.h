@@ -18,6 +18,10 @@ namespace glass {
 struct CpuFeatures {
   bool avx512_vnni = false;  // int8 dot products in one instruction (interleaved / tiled q8_0, q4_0)
   bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
+  // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
+  // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
+  // choice (docs/performance.md has the measurement); tests and benchmarks move it.
+  int64_t int8_tile_min_tokens = 8;
   // Why a path this CPU has is not used (a refused AMX permission), for a message; empty if none.
   std::string note;
 
@@ -73,9 +77,6 @@ class CpuKernels final : public Kernels {
     bool valid = false;
   };
   ComputePath compute_path(WeightType type, int64_t n) const;
-  // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
-  // AVX-512 VNNI kernel (both give the same bits; docs/performance.md has the measurement).
-  static constexpr int64_t kTileMinTokens = 8;
 
   void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) override;
   void matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) override;

@@ -275,9 +275,10 @@ TEST_F(AmxKernels, TilesMatchTheReferenceOnOddShapes) {
 TEST_F(AmxKernels, Int8TilesAreBitIdenticalToTheVectorKernels) {
   std::mt19937 rng(6);
   ThreadPool pool(2);
-  CpuFeatures no_amx = features_;
+  CpuFeatures no_amx = features_, always_tiles = features_;
   no_amx.amx = false;
-  CpuKernels tiles(pool, features_), vnni(pool, no_amx), plain(pool, CpuFeatures{});
+  always_tiles.int8_tile_min_tokens = 1;  // the tiles for every token count, one included
+  CpuKernels tiles(pool, always_tiles), vnni(pool, no_amx), plain(pool, CpuFeatures{});
   for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0}) {
     for (int64_t rows : {8, 40, 64}) {  // whole groups of 8: the vector kernels' interleaved layout
       const Matrix m = row_major(t, rows, 160, rng);
