@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/simd_kernels.h"
 
 namespace glass::amx {
 
@@ -74,10 +73,29 @@ alignas(64) constexpr TileConfig kInt8Config = make_config(16, 32, 8);
 
 constexpr int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Activations kept in L2 while a block of tokens meets every weight row of the thread.
-constexpr int64_t kActivationBudget = 768 << 10;
+// The int8 kernels' activations of `padded` tokens (a multiple of 16), nb blocks of 32 values
+// each, as prepare_rows writes them: the int8 values tile-major (per 16 tokens and block,
+// one 512-byte tile of 16 lines), each block's scale and sum of values in [block][token]
+// tables.
+struct Int8Activations {
+  const int8_t* q;
+  const float* scales;
+  const int32_t* sums;
+  int64_t nb, padded;
+  const int8_t* tile(int64_t t, int64_t b) const { return q + ((t / 16 * nb + b) * 16 + t % 16) * 32; }
+  float scale(int64_t t, int64_t b) const { return scales[b * padded + t]; }
+  int32_t sum(int64_t t, int64_t b) const { return sums[b * padded + t]; }
+};
 
-using simd::ActBlock;
+Int8Activations int8_view(const std::byte* prepared, int64_t n, int64_t cols) {
+  Int8Activations a;
+  a.nb = cols / kQuantBlock;
+  a.padded = round_up(n, 16);
+  a.q = reinterpret_cast<const int8_t*>(prepared);
+  a.scales = reinterpret_cast<const float*>(prepared + static_cast<size_t>(a.padded * a.nb) * 32);
+  a.sums = reinterpret_cast<const int32_t*>(a.scales + a.padded * a.nb);
+  return a;
+}
 
 }  // namespace
 
@@ -136,7 +154,7 @@ bool tile_permission_granted() {
 size_t prepared_bytes(WeightType t, int64_t n, int64_t cols) {
   const auto padded = static_cast<size_t>(padded_tokens(n));
   if (t == WeightType::BF16) return padded * static_cast<size_t>(kBf16Parts * round_up(cols, kTileChunk)) * 2;
-  return padded * static_cast<size_t>(cols / kQuantBlock) * (sizeof(ActBlock) + sizeof(float));
+  return padded * static_cast<size_t>(cols / kQuantBlock) * (32 + sizeof(float) + sizeof(int32_t));
 }
 
 int64_t padded_tokens(int64_t n) { return round_up(n, 16); }
@@ -349,23 +367,21 @@ struct GroupTiles {
 // acc = fma(float(dot), d_w * d_x, acc), the float steps every int8 kernel takes, block by
 // block.
 template <int MT, int NG>
-inline void Int8Block(const GroupTiles* g, int64_t nb, const ActBlock* x, int64_t xstride, const float* xscales,
-                      int64_t scale_stride, int64_t tokens, float* y, int64_t ystride, const __mmask16* mask,
-                      const __m512* vbias) {
+inline void Int8Block(const GroupTiles* g, const Int8Activations& x, int64_t t0, int64_t tokens, float* y,
+                      int64_t ystride, const __mmask16* mask, const __m512* vbias) {
   static_assert(MT <= 2 && NG <= 2);
+  const int64_t nb = x.nb;
   alignas(64) float acc[MT][NG][16][16];
   alignas(64) int32_t dots[2][4][16][16];
   for (int m = 0; m < MT; ++m)
     for (int gi = 0; gi < NG; ++gi)
       for (int r = 0; r < 16; ++r) _mm512_store_ps(acc[m][gi][r], _mm512_setzero_ps());
-  const auto* a0 = reinterpret_cast<const std::byte*>(x[0].q);
-  const std::byte* a1 = a0 + 16 * xstride * static_cast<int64_t>(sizeof(ActBlock));
-  const auto xbytes = static_cast<long>(xstride * static_cast<int64_t>(sizeof(ActBlock)));
-  constexpr auto kBlock = static_cast<int64_t>(sizeof(ActBlock));
+  const int8_t* a0 = x.tile(t0, 0);  // block b's tile at + 512 b, contiguous
+  const int8_t* a1 = MT > 1 ? x.tile(t0 + 16, 0) : a0;
   for (int64_t b = 0; b < nb + 2; ++b) {
     if (b < nb) {
-      _tile_loadd(4, a0 + b * kBlock, xbytes);
-      if constexpr (MT > 1) _tile_loadd(5, a1 + b * kBlock, xbytes);
+      _tile_loadd(4, a0 + 512 * b, 32);
+      if constexpr (MT > 1) _tile_loadd(5, a1 + 512 * b, 32);
       _tile_loadd(6, g[0].quants + b * static_cast<int64_t>(g[0].stride), 64);
       if constexpr (NG > 1) _tile_loadd(7, g[1].quants + b * static_cast<int64_t>(g[1].stride), 64);
     }
@@ -395,7 +411,7 @@ inline void Int8Block(const GroupTiles* g, int64_t nb, const ActBlock* x, int64_
     if (b >= 2) {
       const int64_t e = b - 2;
       int32_t(*d)[16][16] = dots[e % 2];
-      const float* xs = xscales + e * scale_stride;  // the tokens' scales of block e
+      const float* xs = x.scales + e * x.padded + t0;  // the tokens' scales of block e
       for (int gi = 0; gi < NG; ++gi) {
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
             reinterpret_cast<const __m256i*>(g[gi].scales + e * static_cast<int64_t>(g[gi].scale_stride))));
@@ -417,12 +433,9 @@ inline void Int8Block(const GroupTiles* g, int64_t nb, const ActBlock* x, int64_
 }
 
 template <WeightType Type>
-void MatmulInt8Tiles(const WeightMatrix& w, const ActBlock* x, int64_t n, int64_t row_begin, int64_t row_end,
+void MatmulInt8Tiles(const WeightMatrix& w, const Int8Activations& x, int64_t n, int64_t row_begin, int64_t row_end,
                      const float* bias, float* y) {
-  const int64_t nb = w.cols / kQuantBlock;
-  const int64_t xstride = nb;
-  const int64_t padded = padded_tokens(n);
-  const auto* scales = reinterpret_cast<const float*>(x + padded * nb);  // [block][token]
+  const int64_t nb = x.nb;
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
   const size_t block_bytes = tiled_block_bytes(Type);
   std::vector<int8_t> unpacked(Type == WeightType::Q4_0 ? static_cast<size_t>(2 * nb) * 512 : 0);
@@ -451,14 +464,13 @@ void MatmulInt8Tiles(const WeightMatrix& w, const ActBlock* x, int64_t n, int64_
     float* yg = y + g0 * kTileRows;
     for (int64_t t = 0; t < n; t += 32) {
       const int64_t tokens = std::min<int64_t>(32, n - t);
-      const ActBlock* xt = x + t * xstride;
       float* yt = yg + t * w.rows;
       if (tokens > 16) {
-        if (groups == 2) Int8Block<2, 2>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
-        else Int8Block<2, 1>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
+        if (groups == 2) Int8Block<2, 2>(g, x, t, tokens, yt, w.rows, mask, vbias);
+        else Int8Block<2, 1>(g, x, t, tokens, yt, w.rows, mask, vbias);
       } else {
-        if (groups == 2) Int8Block<1, 2>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
-        else Int8Block<1, 1>(g, nb, xt, xstride, scales + t, padded, tokens, yt, w.rows, mask, vbias);
+        if (groups == 2) Int8Block<1, 2>(g, x, t, tokens, yt, w.rows, mask, vbias);
+        else Int8Block<1, 1>(g, x, t, tokens, yt, w.rows, mask, vbias);
       }
     }
   }
@@ -477,12 +489,11 @@ inline __m512i Broadcast4Bytes(const int8_t* p) {
 // (value + 8), and the excess (128 or 8 times the block's activation sum) is subtracted, so
 // the block's int32 dot is exact, as the tiles'.
 template <WeightType Type, int T>
-inline void GroupVnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64_t xstride, int64_t t0,
+inline void GroupVnni(const WeightMatrix& w, int64_t g, const Int8Activations& x, int64_t t0,
                       int64_t row_begin, int64_t row_end, const float* bias, float* y) {
   const int64_t nb = w.cols / kQuantBlock;
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  const ActBlock* xt = x + t0 * xstride;
   const size_t block_bytes = tiled_block_bytes(Type);
   const std::byte* blk = tile_block(w, g, 0);
   for (int64_t b = 0; b < nb; ++b, blk += block_bytes) {
@@ -513,7 +524,7 @@ inline void GroupVnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64
       for (int s = 0; s < 8; ++s) {
         const __m512i wu = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * s), flip);
         for (int t = 0; t < T; ++t)
-          dot[s % C][t] = _mm512_dpbusd_epi32(dot[s % C][t], wu, Broadcast4Bytes(xt[t * xstride + b].q + 4 * s));
+          dot[s % C][t] = _mm512_dpbusd_epi32(dot[s % C][t], wu, Broadcast4Bytes(x.tile(t0 + t, b) + 4 * s));
       }
       excess = 128;
     } else {
@@ -524,7 +535,7 @@ inline void GroupVnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64
         const __m512i lo = _mm512_and_si512(packed, low);
         const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
         for (int t = 0; t < T; ++t) {
-          const int8_t* xq = xt[t * xstride + b].q + 8 * s;
+          const int8_t* xq = x.tile(t0 + t, b) + 8 * s;
           dot[(2 * s) % C][t] = _mm512_dpbusd_epi32(dot[(2 * s) % C][t], lo, Broadcast4Bytes(xq));
           dot[(2 * s + 1) % C][t] = _mm512_dpbusd_epi32(dot[(2 * s + 1) % C][t], hi, Broadcast4Bytes(xq + 4));
         }
@@ -534,9 +545,8 @@ inline void GroupVnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64
     for (int c = 1; c < C; ++c)
       for (int t = 0; t < T; ++t) dot[0][t] = _mm512_add_epi32(dot[0][t], dot[c][t]);
     for (int t = 0; t < T; ++t) {
-      const ActBlock& xb = xt[t * xstride + b];
-      const __m512i exact = _mm512_sub_epi32(dot[0][t], _mm512_set1_epi32(excess * xb.sum));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(dw, _mm512_set1_ps(xb.scale)), acc[t]);
+      const __m512i exact = _mm512_sub_epi32(dot[0][t], _mm512_set1_epi32(excess * x.sum(t0 + t, b)));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(dw, _mm512_set1_ps(x.scale(t0 + t, b))), acc[t]);
     }
   }
   const int64_t first = g * kTileRows;
@@ -547,21 +557,20 @@ inline void GroupVnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64
 }
 
 template <WeightType Type>
-void MatmulInt8Vnni(const WeightMatrix& w, const ActBlock* x, int64_t n, int64_t row_begin, int64_t row_end,
+void MatmulInt8Vnni(const WeightMatrix& w, const Int8Activations& x, int64_t n, int64_t row_begin, int64_t row_end,
                     const float* bias, float* y) {
-  const int64_t xstride = w.cols / kQuantBlock;
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
   for (int64_t g = g_begin; g < g_end; ++g) {
     for (int64_t t = 0; t < n; t += 8) {
       switch (std::min<int64_t>(8, n - t)) {
-        case 1: GroupVnni<Type, 1>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        case 2: GroupVnni<Type, 2>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        case 3: GroupVnni<Type, 3>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        case 4: GroupVnni<Type, 4>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        case 5: GroupVnni<Type, 5>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        case 6: GroupVnni<Type, 6>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        case 7: GroupVnni<Type, 7>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
-        default: GroupVnni<Type, 8>(w, g, x, xstride, t, row_begin, row_end, bias, y); break;
+        case 1: GroupVnni<Type, 1>(w, g, x, t, row_begin, row_end, bias, y); break;
+        case 2: GroupVnni<Type, 2>(w, g, x, t, row_begin, row_end, bias, y); break;
+        case 3: GroupVnni<Type, 3>(w, g, x, t, row_begin, row_end, bias, y); break;
+        case 4: GroupVnni<Type, 4>(w, g, x, t, row_begin, row_end, bias, y); break;
+        case 5: GroupVnni<Type, 5>(w, g, x, t, row_begin, row_end, bias, y); break;
+        case 6: GroupVnni<Type, 6>(w, g, x, t, row_begin, row_end, bias, y); break;
+        case 7: GroupVnni<Type, 7>(w, g, x, t, row_begin, row_end, bias, y); break;
+        default: GroupVnni<Type, 8>(w, g, x, t, row_begin, row_end, bias, y); break;
       }
     }
   }
@@ -591,20 +600,21 @@ void PrepareBf16(const float* x, int64_t n, int64_t begin, int64_t end, int64_t 
   }
 }
 
-// Tokens [begin, end) of the int8 kernels' activations: the blocks simd::prepare_rows makes,
-// bit for bit (the same float operations: amax / 127, its reciprocal, products rounded to
-// nearest even), then each block's scale again in a [block][token] table for the tiles.
-void PrepareInt8(const float* x, int64_t n, int64_t padded, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
-  const int64_t nb = cols / kQuantBlock;
-  auto* rows = reinterpret_cast<ActBlock*>(out);
-  auto* scales = reinterpret_cast<float*>(out + static_cast<size_t>(padded * nb) * sizeof(ActBlock));
+// Tokens [begin, end) of the int8 kernels' activations (Int8Activations), tokens past n zero:
+// the blocks simd::prepare_rows makes, bit for bit (the same float operations: amax / 127,
+// its reciprocal, the products rounded to nearest even).
+void PrepareInt8(const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
+  const Int8Activations a = int8_view(out, n, cols);
+  auto* scales = const_cast<float*>(a.scales);
+  auto* sums = const_cast<int32_t*>(a.sums);
   const __m512 sign = _mm512_set1_ps(-0.0f);
   for (int64_t t = begin; t < end; ++t) {
-    for (int64_t b = 0; b < nb; ++b) {
-      ActBlock& blk = rows[t * nb + b];
+    for (int64_t b = 0; b < a.nb; ++b) {
+      auto* q = const_cast<int8_t*>(a.tile(t, b));
       if (t >= n) {
-        std::memset(&blk, 0, sizeof blk);
-        scales[b * padded + t] = 0;
+        std::memset(q, 0, 32);
+        scales[b * a.padded + t] = 0;
+        sums[b * a.padded + t] = 0;
         continue;
       }
       const float* v = x + t * cols + b * kQuantBlock;
@@ -616,18 +626,17 @@ void PrepareInt8(const float* x, int64_t n, int64_t padded, int64_t begin, int64
       constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
       const __m512i q0 = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(v0, vid), kNearest));
       const __m512i q1 = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(v1, vid), kNearest));
-      blk.scale = d;
-      blk.sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(blk.q), _mm512_cvtepi32_epi8(q0));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(blk.q + 16), _mm512_cvtepi32_epi8(q1));
-      scales[b * padded + t] = d;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
+      scales[b * a.padded + t] = d;
+      sums[b * a.padded + t] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
     }
   }
 }
 
 void MatmulTiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                  const float* bias, float* y) {
-  const auto* x = reinterpret_cast<const ActBlock*>(prepared);
+  const Int8Activations x = int8_view(prepared, n, w.cols);
   switch (w.type) {
     case WeightType::BF16:
       _tile_loadconfig(&kBf16Configs.by_tokens[std::min<int64_t>(n, 16)]);
@@ -648,7 +657,7 @@ void MatmulTiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, in
 
 void MatmulVnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y) {
-  const auto* x = reinterpret_cast<const ActBlock*>(prepared);
+  const Int8Activations x = int8_view(prepared, n, w.cols);
   if (w.type == WeightType::Q8_0) MatmulInt8Vnni<WeightType::Q8_0>(w, x, n, row_begin, row_end, bias, y);
   else MatmulInt8Vnni<WeightType::Q4_0>(w, x, n, row_begin, row_end, bias, y);
 }
@@ -660,7 +669,7 @@ void MatmulVnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
 
 void prepare_rows(WeightType t, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
   if (t == WeightType::BF16) PrepareBf16(x, n, begin, end, cols, out);
-  else PrepareInt8(x, n, padded_tokens(n), begin, end, cols, out);
+  else PrepareInt8(x, n, begin, end, cols, out);
 }
 
 void matmul_tiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,

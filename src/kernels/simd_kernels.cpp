@@ -24,6 +24,18 @@
 #define GLASS_X86_INT8 0
 #endif
 
+#ifndef GLASS_SIMD_KERNELS_ONCE
+#define GLASS_SIMD_KERNELS_ONCE
+namespace glass::simd {
+// Activations for the int8 kernels: one block per 32 values.
+struct ActBlock {
+  float scale;
+  int32_t sum;  // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
+  int8_t q[32];
+};
+}  // namespace glass::simd
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace glass::simd {
 namespace HWY_NAMESPACE {

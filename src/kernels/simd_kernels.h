@@ -29,13 +29,6 @@ const char* name_of_target(int64_t target);
 // types to f32 and runs the f32 kernel on them.
 bool has_kernel(WeightType type);
 
-// Activations for the int8 kernels (these and the AMX ones): one block per 32 values.
-struct ActBlock {
-  float scale;
-  int32_t sum;  // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
-  int8_t q[32];
-};
-
 // Activations are prepared once per matmul in the layout the weight type's kernel
 // reads: f32 (F32, F16), f32 reordered within each vector-pair of values (BF16), or
 // blocks of 32 int8 values with a float scale (Q8_0, Q4_0).
