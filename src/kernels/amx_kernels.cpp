@@ -437,7 +437,6 @@ void MatmulInt8Tiles(const WeightMatrix& w, const Int8Activations& x, int64_t n,
                      const float* bias, float* y) {
   const int64_t nb = x.nb;
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
-  const size_t block_bytes = tiled_block_bytes(Type);
   std::vector<int8_t> unpacked(Type == WeightType::Q4_0 ? static_cast<size_t>(2 * nb) * 512 : 0);
   for (int64_t g0 = g_begin; g0 < g_end; g0 += 2) {
     const int groups = g0 + 1 < g_end ? 2 : 1;
@@ -446,11 +445,11 @@ void MatmulInt8Tiles(const WeightMatrix& w, const Int8Activations& x, int64_t n,
     __m512 vbias[2];
     for (int gi = 0; gi < groups; ++gi) {
       const int64_t gr = g0 + gi;
-      g[gi] = {tile_block(w, gr, 0) + 2 * kTileRows, block_bytes, tile_block(w, gr, 0), block_bytes};
+      g[gi] = {tile_block(w, gr, 0), tiled_quant_bytes(Type), tile_scales(w, gr, 0), 2 * kTileRows};
       if constexpr (Type == WeightType::Q4_0) {  // the weight tiles unpacked once, for every token
         int8_t* out = unpacked.data() + gi * nb * 512;
         for (int64_t b = 0; b < nb; ++b)
-          UnpackQ4Tile(reinterpret_cast<const uint8_t*>(g[gi].quants + b * block_bytes), out + b * 512);
+          UnpackQ4Tile(reinterpret_cast<const uint8_t*>(g[gi].quants + b * g[gi].stride), out + b * 512);
         g[gi].quants = reinterpret_cast<const std::byte*>(out);
         g[gi].stride = 512;
       }
@@ -494,24 +493,16 @@ inline void GroupVnni(const WeightMatrix& w, int64_t g, const Int8Activations& x
   const int64_t nb = w.cols / kQuantBlock;
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  const size_t block_bytes = tiled_block_bytes(Type);
-  const std::byte* blk = tile_block(w, g, 0);
-  for (int64_t b = 0; b < nb; ++b, blk += block_bytes) {
+  constexpr auto kQuantBytes = static_cast<int64_t>(Type == WeightType::Q8_0 ? 512 : 256);
+  const auto* quants = reinterpret_cast<const uint8_t*>(tile_block(w, g, 0));
+  const std::byte* scales = tile_scales(w, g, 0);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = quants + b * kQuantBytes;
     if (T == 1) {  // decode streams the matrix: fetch a few blocks ahead
-      __builtin_prefetch(blk + 4 * block_bytes);
-      __builtin_prefetch(blk + 4 * block_bytes + 64);
-      __builtin_prefetch(blk + 4 * block_bytes + 128);
-      __builtin_prefetch(blk + 4 * block_bytes + 192);
-      __builtin_prefetch(blk + 4 * block_bytes + 256);
-      if constexpr (Type == WeightType::Q8_0) {
-        __builtin_prefetch(blk + 4 * block_bytes + 320);
-        __builtin_prefetch(blk + 4 * block_bytes + 384);
-        __builtin_prefetch(blk + 4 * block_bytes + 448);
-        __builtin_prefetch(blk + 4 * block_bytes + 512);
-      }
+      const uint8_t* ahead = q + 4 * kQuantBytes;
+      for (int64_t l = 0; l < kQuantBytes; l += 64) __builtin_prefetch(ahead + l);
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
-    const auto* q = reinterpret_cast<const uint8_t*>(blk + 32);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
     // Two partial sums per token so consecutive vpdpbusd do not wait on each other.
     constexpr int C = T <= 2 ? 4 : 2;
     __m512i dot[C][T];

@@ -109,8 +109,7 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   WeightMatrix out;
   std::unique_ptr<std::byte[]> bytes;
   if (tiles_for(w, features)) {
-    bytes = std::make_unique<std::byte[]>(tiled_bytes(w.type, w.rows, w.cols));
-    out = tiled_view(w, bytes.get());
+    out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
     // Groups are independent: a few threads make loading a large model that much faster.
     const int64_t groups = w.rows / kTileRows;
     const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, groups));
@@ -242,8 +241,9 @@ const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* 
     return reinterpret_cast<const std::byte*>(x);
   const bool amx = route == Route::Tiles || route == Route::Vnni;
   const size_t bytes = amx ? amx::prepared_bytes(type, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
-  if (buffer.size() < bytes) buffer.resize(bytes);
-  std::byte* out = buffer.data();
+  // 64 bytes more, to start on a cache line: tile loads of split lines are slower.
+  if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
+  std::byte* out = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
   if (amx) {  // tokens up to the padded count: the tiles read whole tiles of 16, those past n zero
     const int64_t padded = amx::padded_tokens(n);
     if (padded <= 16) amx::prepare_rows(type, x, n, 0, padded, cols, out);

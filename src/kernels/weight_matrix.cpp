@@ -62,11 +62,10 @@ void dequantize_tiled_row(const WeightMatrix& w, int64_t r, float* out) {
     return;
   }
   for (int64_t b = 0; b < w.cols / kQuantBlock; ++b) {
-    const std::byte* block = tile_block(w, g, b);
     uint16_t scale;
-    std::memcpy(&scale, block + 2 * i, 2);
+    std::memcpy(&scale, tile_scales(w, g, b) + 2 * i, 2);
     const float d = f16_to_f32(scale);
-    const auto* q = reinterpret_cast<const uint8_t*>(block + 2 * kTileRows);
+    const auto* q = reinterpret_cast<const uint8_t*>(tile_block(w, g, b));
     for (int k = 0; k < 32; ++k) {
       const uint8_t byte = q[tiled_quant_byte(w.type, i, k)];
       const int32_t v = w.type == WeightType::Q8_0 ? static_cast<int8_t>(byte) : ((k % 8 >= 4 ? byte >> 4 : byte & 0x0f) - 8);
@@ -80,6 +79,12 @@ void dequantize_tiled_row(const WeightMatrix& w, int64_t r, float* out) {
 size_t tiled_group_bytes(WeightType t, int64_t cols) {
   const int64_t per = t == WeightType::BF16 ? kTileChunk : kQuantBlock;
   return static_cast<size_t>((cols + per - 1) / per) * tiled_block_bytes(t);
+}
+
+std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes) {
+  storage = std::make_unique<std::byte[]>(bytes + 64);
+  const auto address = reinterpret_cast<uintptr_t>(storage.get());
+  return storage.get() + (64 - address % 64) % 64;
 }
 
 size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols) {
@@ -125,13 +130,13 @@ void tile_groups(const WeightMatrix& w, const WeightMatrix& tw, int64_t group_be
       continue;
     }
     for (int64_t b = 0; b < w.cols / kQuantBlock; ++b) {
-      auto* block = const_cast<std::byte*>(tile_block(tw, g, b));
-      auto* q = reinterpret_cast<uint8_t*>(block + 2 * kTileRows);
+      auto* scales = const_cast<std::byte*>(tile_scales(tw, g, b));
+      auto* q = reinterpret_cast<uint8_t*>(const_cast<std::byte*>(tile_block(tw, g, b)));
       for (int64_t i = 0; i < rows_here; ++i) {
         uint16_t scale;
         int32_t values[32];
         block_values(w, g * kTileRows + i, b, &scale, values);
-        std::memcpy(block + 2 * i, &scale, 2);
+        std::memcpy(scales + 2 * i, &scale, 2);
         for (int k = 0; k < 32; ++k) {
           uint8_t& byte = q[tiled_quant_byte(w.type, i, k)];
           if (w.type == WeightType::Q8_0) byte = static_cast<uint8_t>(static_cast<int8_t>(values[k]));

@@ -136,10 +136,9 @@ TEST(TiledLayout, PutsEveryValueWhereTheTileInstructionsReadIt) {
     for (int64_t r = 0; r < 32; ++r) {
       if (r < rows) dequantize_row(m.w, r, expect.data());
       for (int64_t b = 0; b < cols / 32; ++b) {
-        const std::byte* block = tile_block(t.w, r / 16, b);
         uint16_t scale;
-        std::memcpy(&scale, block + 2 * (r % 16), 2);
-        const auto* q = reinterpret_cast<const uint8_t*>(block + 32);
+        std::memcpy(&scale, tile_scales(t.w, r / 16, b) + 2 * (r % 16), 2);
+        const auto* q = reinterpret_cast<const uint8_t*>(tile_block(t.w, r / 16, b));
         for (int k = 0; k < 32; ++k) {
           // tdpbssd: line k / 4 of the weight tile, byte 4 i + k % 4 for column i.
           int32_t v;
@@ -392,7 +391,9 @@ TEST_F(AmxKernels, ModelWeightsAreLaidOutForTheTiles) {
     std::unique_ptr<std::byte[]> storage = std::move(m.bytes);
     const WeightMatrix laid = cpu_layout(m.w, storage, features_);
     EXPECT_TRUE(laid.tiled);
-    EXPECT_EQ(laid.data, storage.get());
+    EXPECT_GE(laid.data, storage.get());  // inside it, on a cache line
+    EXPECT_LT(laid.data, storage.get() + 64);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(laid.data) % 64, 0u);
     EXPECT_FALSE(cpu_layout_differs(laid, features_));
     // Back to what kernels without AMX read.
     const WeightMatrix back = cpu_layout(laid, storage, CpuFeatures{});
