@@ -21,7 +21,7 @@ struct CpuFeatures {
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
   // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
   // choice (docs/performance.md has the measurement); tests and benchmarks move it.
-  int64_t int8_tile_min_tokens = 8;
+  int64_t int8_tile_min_tokens = 12;
   // Why a path this CPU has is not used (a refused AMX permission), for a message; empty if none.
   std::string note;
 
