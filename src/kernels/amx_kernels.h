@@ -44,13 +44,15 @@ bool cpu_has_vnni512();
 
 // ---------------------------------------------------------------- kernels (tile permission required)
 
-// Prepared activations of the tile and VNNI kernels, padded_tokens(n) rows (the tiles read
-// 16 tokens at a time; those past n are zero). bf16: tile-major, for each 16 tokens, chunk of
+// Prepared activations of the tile and VNNI kernels, room for padded_tokens(n) tokens: with
+// 16 or more tokens the tiles read 16 lines at a time, and the lines past the last token
+// hold whatever the buffer held (their products are computed and never stored; with fewer
+// than 16 tokens the tiles hold only the tokens' lines). bf16: tile-major, for each 16 tokens, chunk of
 // 32 columns and part, one 1 KiB tile of 16 lines; q8_0 / q4_0: the blocks the vector kernels
 // quantize the activations into (simd::prepare_rows: scale amax / 127, values rounded to
 // nearest even), bit for bit, their int8 values tile-major (per 16 tokens and block, a
 // 512-byte tile), their scales and sums of values in [block][token] tables. prepare_rows
-// writes tokens [begin, end) of [0, padded_tokens(n)): disjoint ranges may run in parallel.
+// writes tokens [begin, end) of [0, n): disjoint ranges may run in parallel.
 int64_t padded_tokens(int64_t n);
 size_t prepared_bytes(WeightType t, int64_t n, int64_t cols);
 void prepare_rows(WeightType t, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out);

@@ -244,10 +244,9 @@ const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* 
   // 64 bytes more, to start on a cache line: tile loads of split lines are slower.
   if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
   std::byte* out = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
-  if (amx) {  // tokens up to the padded count: the tiles read whole tiles of 16, those past n zero
-    const int64_t padded = amx::padded_tokens(n);
-    if (padded <= 16) amx::prepare_rows(type, x, n, 0, padded, cols, out);
-    else pool_.parallel_for(padded, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, x, n, b, e, cols, out); });
+  if (amx) {
+    if (n <= 16) amx::prepare_rows(type, x, n, 0, n, cols, out);
+    else pool_.parallel_for(n, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, x, n, b, e, cols, out); });
     return out;
   }
   const size_t row = simd::prepared_row_bytes(type, cols);
