@@ -303,16 +303,14 @@ void MatmulBf16(const WeightMatrix& w, const std::byte* x, int64_t n, int64_t ro
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
   const int64_t chunks = (w.cols + kTileChunk - 1) / kTileChunk;
   const int64_t tiles = padded_tokens(n) / 16;
-  if (tiles == 1) {  // decode and small batches: 16 tokens against 4 groups at a time, all chunks
+  if (tiles == 1) {
+    // Decode and small batches: the tokens against 2 groups at a time, all chunks (streaming
+    // the weights from memory, 2 groups read about 20 GB/s on 2 threads here, 1 or 4 groups
+    // 15-17 GB/s, the vector kernels 19-20).
     alignas(64) float partial[4][16][16];
     int64_t g = g_begin;
-    for (; g + 4 <= g_end; g += 4) Bf16Block<1, 4>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
-    switch (g_end - g) {
-      case 3: Bf16Block<1, 3>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y); break;
-      case 2: Bf16Block<1, 2>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y); break;
-      case 1: Bf16Block<1, 1>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y); break;
-      default: break;
-    }
+    for (; g + 2 <= g_end; g += 2) Bf16Block<1, 2>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
+    if (g < g_end) Bf16Block<1, 1>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
     return;
   }
   // Prefill: 32 tokens at a time; for each pass of kBf16PassChunks chunks, every pair of
