@@ -483,74 +483,97 @@ inline __m512i Broadcast4Bytes(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// Group g (16 rows, one per lane) against T tokens. vpdpbusd multiplies unsigned weights by
-// signed activations: q8_0 weights are made unsigned by adding 128, q4_0 are their nibbles
-// (value + 8), and the excess (128 or 8 times the block's activation sum) is subtracted, so
-// the block's int32 dot is exact, as the tiles'.
+// Block b of one group (its quants q, its scales dw) against T tokens: acc[t] += the block's
+// exact int32 dot, scaled, as every int8 kernel does.
 template <WeightType Type, int T>
-inline void GroupVnni(const WeightMatrix& w, int64_t g, const Int8Activations& x, int64_t t0,
-                      int64_t row_begin, int64_t row_end, const float* bias, float* y) {
-  const int64_t nb = w.cols / kQuantBlock;
-  __m512 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  constexpr auto kQuantBytes = static_cast<int64_t>(Type == WeightType::Q8_0 ? 512 : 256);
-  const auto* quants = reinterpret_cast<const uint8_t*>(tile_block(w, g, 0));
-  const std::byte* scales = tile_scales(w, g, 0);
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = quants + b * kQuantBytes;
-    if (T == 1) {  // decode streams the matrix: fetch a few blocks ahead
-      const uint8_t* ahead = q + 4 * kQuantBytes;
-      for (int64_t l = 0; l < kQuantBytes; l += 64) __builtin_prefetch(ahead + l);
-    }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
-    // Two partial sums per token so consecutive vpdpbusd do not wait on each other.
-    constexpr int C = T <= 2 ? 4 : 2;
-    __m512i dot[C][T];
-    for (int c = 0; c < C; ++c)
-      for (int t = 0; t < T; ++t) dot[c][t] = _mm512_setzero_si512();
-    int32_t excess;
-    if constexpr (Type == WeightType::Q8_0) {
-      const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+inline void VnniBlock(const uint8_t* q, __m512 dw, const Int8Activations& x, int64_t t0, int64_t b, __m512* acc) {
+  // Two or four partial sums per token so consecutive vpdpbusd do not wait on each other.
+  constexpr int C = T <= 2 ? 4 : 2;
+  __m512i dot[C][T];
+  for (int c = 0; c < C; ++c)
+    for (int t = 0; t < T; ++t) dot[c][t] = _mm512_setzero_si512();
+  int32_t excess;
+  if constexpr (Type == WeightType::Q8_0) {
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
-      for (int s = 0; s < 8; ++s) {
-        const __m512i wu = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * s), flip);
-        for (int t = 0; t < T; ++t)
-          dot[s % C][t] = _mm512_dpbusd_epi32(dot[s % C][t], wu, Broadcast4Bytes(x.tile(t0 + t, b) + 4 * s));
-      }
-      excess = 128;
-    } else {
-      const __m512i low = _mm512_set1_epi8(0x0f);
-#pragma GCC unroll 4
-      for (int s = 0; s < 4; ++s) {
-        const __m512i packed = _mm512_loadu_si512(q + 64 * s);
-        const __m512i lo = _mm512_and_si512(packed, low);
-        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
-        for (int t = 0; t < T; ++t) {
-          const int8_t* xq = x.tile(t0 + t, b) + 8 * s;
-          dot[(2 * s) % C][t] = _mm512_dpbusd_epi32(dot[(2 * s) % C][t], lo, Broadcast4Bytes(xq));
-          dot[(2 * s + 1) % C][t] = _mm512_dpbusd_epi32(dot[(2 * s + 1) % C][t], hi, Broadcast4Bytes(xq + 4));
-        }
-      }
-      excess = 8;
+    for (int s = 0; s < 8; ++s) {
+      const __m512i wu = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * s), flip);
+      for (int t = 0; t < T; ++t)
+        dot[s % C][t] = _mm512_dpbusd_epi32(dot[s % C][t], wu, Broadcast4Bytes(x.tile(t0 + t, b) + 4 * s));
     }
-    for (int c = 1; c < C; ++c)
-      for (int t = 0; t < T; ++t) dot[0][t] = _mm512_add_epi32(dot[0][t], dot[c][t]);
-    for (int t = 0; t < T; ++t) {
-      const __m512i exact = _mm512_sub_epi32(dot[0][t], _mm512_set1_epi32(excess * x.sum(t0 + t, b)));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(dw, _mm512_set1_ps(x.scale(t0 + t, b))), acc[t]);
+    excess = 128;
+  } else {
+    const __m512i low = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; ++s) {
+      const __m512i packed = _mm512_loadu_si512(q + 64 * s);
+      const __m512i lo = _mm512_and_si512(packed, low);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
+      for (int t = 0; t < T; ++t) {
+        const int8_t* xq = x.tile(t0 + t, b) + 8 * s;
+        dot[(2 * s) % C][t] = _mm512_dpbusd_epi32(dot[(2 * s) % C][t], lo, Broadcast4Bytes(xq));
+        dot[(2 * s + 1) % C][t] = _mm512_dpbusd_epi32(dot[(2 * s + 1) % C][t], hi, Broadcast4Bytes(xq + 4));
+      }
+    }
+    excess = 8;
+  }
+  for (int c = 1; c < C; ++c)
+    for (int t = 0; t < T; ++t) dot[0][t] = _mm512_add_epi32(dot[0][t], dot[c][t]);
+  for (int t = 0; t < T; ++t) {
+    const __m512i exact = _mm512_sub_epi32(dot[0][t], _mm512_set1_epi32(excess * x.sum(t0 + t, b)));
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(dw, _mm512_set1_ps(x.scale(t0 + t, b))), acc[t]);
+  }
+}
+
+// Groups [g, g + NG) (16 rows each, one per lane) against T tokens, block by block.
+// vpdpbusd multiplies unsigned weights by signed activations: q8_0 weights are made unsigned
+// by adding 128, q4_0 are their nibbles (value + 8), and the excess (128 or 8 times the
+// block's activation sum) is subtracted, so the block's int32 dot is exact, as the tiles'.
+// Decode (one token) streams NG = 2 groups at a time, fetching a few blocks ahead.
+template <WeightType Type, int T, int NG = 1>
+inline void GroupVnni(const WeightMatrix& w, int64_t g, const Int8Activations& x, int64_t t0, int64_t row_begin,
+                      int64_t row_end, const float* bias, float* y) {
+  const int64_t nb = w.cols / kQuantBlock;
+  __m512 acc[NG][T];
+  for (int gi = 0; gi < NG; ++gi)
+    for (int t = 0; t < T; ++t) acc[gi][t] = _mm512_setzero_ps();
+  constexpr auto kQuantBytes = static_cast<int64_t>(Type == WeightType::Q8_0 ? 512 : 256);
+  const uint8_t* quants[NG];
+  const std::byte* scales[NG];
+  for (int gi = 0; gi < NG; ++gi) {
+    quants[gi] = reinterpret_cast<const uint8_t*>(tile_block(w, g + gi, 0));
+    scales[gi] = tile_scales(w, g + gi, 0);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int gi = 0; gi < NG; ++gi) {
+      const uint8_t* q = quants[gi] + b * kQuantBytes;
+      if (T == 1) {
+        const uint8_t* ahead = q + 4 * kQuantBytes;
+        for (int64_t l = 0; l < kQuantBytes; l += 64) __builtin_prefetch(ahead + l);
+      }
+      const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales[gi] + 32 * b)));
+      VnniBlock<Type, T>(q, dw, x, t0, b, acc[gi]);
     }
   }
-  const int64_t first = g * kTileRows;
-  const int64_t lo = std::max<int64_t>(row_begin, first), hi = std::min<int64_t>(row_end, first + kTileRows);
-  const __mmask16 mask = row_mask(lo - first, hi - first);
-  const __m512 vbias = bias_of(bias, first, mask);
-  for (int t = 0; t < T; ++t) store_row(y + (t0 + t) * w.rows + first, acc[t], vbias, mask);
+  for (int gi = 0; gi < NG; ++gi) {
+    const int64_t first = (g + gi) * kTileRows;
+    const int64_t lo = std::max<int64_t>(row_begin, first), hi = std::min<int64_t>(row_end, first + kTileRows);
+    const __mmask16 mask = row_mask(lo - first, hi - first);
+    const __m512 vbias = bias_of(bias, first, mask);
+    for (int t = 0; t < T; ++t) store_row(y + (t0 + t) * w.rows + first, acc[gi][t], vbias, mask);
+  }
 }
 
 template <WeightType Type>
 void MatmulInt8Vnni(const WeightMatrix& w, const Int8Activations& x, int64_t n, int64_t row_begin, int64_t row_end,
                     const float* bias, float* y) {
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
+  if (n == 1) {
+    int64_t g = g_begin;
+    for (; g + 2 <= g_end; g += 2) GroupVnni<Type, 1, 2>(w, g, x, 0, row_begin, row_end, bias, y);
+    if (g < g_end) GroupVnni<Type, 1>(w, g, x, 0, row_begin, row_end, bias, y);
+    return;
+  }
   for (int64_t g = g_begin; g < g_end; ++g) {
     for (int64_t t = 0; t < n; t += 8) {
       switch (std::min<int64_t>(8, n - t)) {
