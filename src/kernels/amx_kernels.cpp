@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,59 @@ size_t prepared_bytes(WeightType t, int64_t n, int64_t cols) {
 }
 
 int64_t padded_tokens(int64_t n) { return round_up(n, 16); }
+
+namespace {
+
+// Tiles of one KV head of one KV block: K in chunks of 32 dimensions (1 KiB tiles: 16 lines
+// of dimension pairs x 16 positions), V in groups of 16 dimensions (512-byte tiles: 8 lines
+// of position pairs x 16 dimensions), each per part.
+struct AttentionGeometry {
+  int64_t head_dim, chunks, dim_tiles;
+  int kv_parts;
+  size_t k_bytes, head_bytes;
+};
+
+int kv_parts(KVType t) { return t == KVType::F32 ? 3 : t == KVType::F16 ? 2 : 1; }
+
+AttentionGeometry attention_geometry(const AttentionArgs& a) {
+  AttentionGeometry g;
+  g.head_dim = a.head_dim;
+  g.chunks = (a.head_dim + 31) / 32;
+  g.dim_tiles = (a.head_dim + 15) / 16;
+  g.kv_parts = kv_parts(a.kv_type);
+  g.k_bytes = static_cast<size_t>(g.chunks * g.kv_parts) * 1024;
+  g.head_bytes = g.k_bytes + static_cast<size_t>(g.dim_tiles * g.kv_parts) * 512;
+  return g;
+}
+
+// attention_rows' scratch: the rows' query parts, S, P's parts, PV, O, and per row m, l and
+// the correction.
+struct AttentionScratch {
+  size_t q_parts, scores, p_parts, pv, out, stats, total;
+};
+AttentionScratch attention_scratch_layout(const AttentionGeometry& g) {
+  AttentionScratch s;
+  s.q_parts = 0;
+  s.scores = s.q_parts + static_cast<size_t>(g.chunks * 3) * 1024;
+  s.p_parts = s.scores + 1024;
+  s.pv = s.p_parts + 3 * 512;
+  s.out = s.pv + 4 * 1024;
+  s.stats = s.out + static_cast<size_t>(g.dim_tiles) * 1024;
+  s.total = s.stats + 3 * 64;
+  return s;
+}
+
+}  // namespace
+
+bool attention_supported(const AttentionArgs& a) { return a.block_size == 16 && a.head_dim > 0; }
+
+size_t attention_block_bytes(const AttentionArgs& a) {
+  return static_cast<size_t>(a.kv_heads) * attention_geometry(a).head_bytes;
+}
+
+size_t attention_rows_scratch_bytes(const AttentionArgs& a) {
+  return attention_scratch_layout(attention_geometry(a)).total;
+}
 
 // ---------------------------------------------------------------- AMX and AVX-512 code
 
@@ -590,6 +644,252 @@ void MatmulInt8Vnni(const WeightMatrix& w, const Int8Activations& x, int64_t n, 
   }
 }
 
+// ------------------------------------------------ attention
+
+// Tile registers of attention: 0-3 accumulators (S, or PV for 4 groups of 16 dimensions), 4 a
+// query part (rows x 32 dimensions), 5 a part of P (rows x 16 positions), 6 a K tile, 7 a V tile.
+constexpr TileConfig make_attention_config(uint8_t rows) {
+  TileConfig c;
+  for (int i = 0; i < 4; ++i) c.rows[i] = rows, c.colsb[i] = 64;
+  c.rows[4] = rows, c.colsb[4] = 64;
+  c.rows[5] = rows, c.colsb[5] = 32;
+  c.rows[6] = 16, c.colsb[6] = 64;
+  c.rows[7] = 8, c.colsb[7] = 64;
+  return c;
+}
+struct AttentionConfigs {
+  TileConfig by_rows[17];
+};
+constexpr AttentionConfigs make_attention_configs() {
+  AttentionConfigs all;
+  for (int r = 1; r <= 16; ++r) all.by_rows[r] = make_attention_config(static_cast<uint8_t>(r));
+  return all;
+}
+alignas(64) constexpr AttentionConfigs kAttentionConfigs = make_attention_configs();
+
+// e^x for x <= 0 (and -inf -> 0 where the caller masks it): 2^n e^r, |r| <= ln 2 / 2, a degree-7
+// polynomial (error below 1e-8 relative).
+inline __m512 Exp(__m512 x) {
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// 16 values of a KV row starting at element i (those past `count` zero), as floats.
+inline __m512 LoadKV(KVType type, const std::byte* row, int64_t i, int64_t count) {
+  const auto mask = static_cast<__mmask16>(count >= 16 ? 0xffff : count <= 0 ? 0 : (1u << count) - 1);
+  switch (type) {
+    case KVType::F32: return _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float*>(row) + i);
+    case KVType::F16:
+      return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i));
+    case KVType::BF16:
+      return _mm512_castsi512_ps(_mm512_slli_epi32(
+          _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + i)), 16));
+  }
+  return _mm512_setzero_ps();
+}
+
+// `parts` bf16 parts of 16 floats (round to nearest even, what each leaves to the next): exact
+// for the KV types' values.
+inline void SplitParts(__m512 v, int parts, uint16_t (*out)[16]) {
+  for (int p = 0; p < parts; ++p) {
+    const __m256bh part = _mm512_cvtneps_pbh(v);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[p]), (__m256i)part);
+    v = _mm512_sub_ps(v, _mm512_cvtpbh_ps(part));
+  }
+}
+
+void AttentionPrepareBlock(const AttentionArgs& a, int32_t block_id, int64_t valid, std::byte* out) {
+  const AttentionGeometry g = attention_geometry(a);
+  const int parts = g.kv_parts;
+  const size_t esz = kv_type_size(a.kv_type);
+  const size_t pos_bytes = static_cast<size_t>(a.kv_heads * a.head_dim) * esz;
+  const std::byte* kb = a.k_base + static_cast<size_t>(block_id) * a.block_stride;
+  const std::byte* vb = a.v_base + static_cast<size_t>(block_id) * a.block_stride;
+  const int64_t padded = g.dim_tiles * 16, padded_k = g.chunks * 32;
+  // Per part, position and (padded) dimension: the parts of K and of V.
+  std::vector<uint16_t> kp(static_cast<size_t>(parts * 16 * padded_k)), vp(static_cast<size_t>(parts * 16 * padded));
+  auto kp_at = [&](int p, int64_t j) { return kp.data() + (p * 16 + j) * padded_k; };
+  auto vp_at = [&](int p, int64_t j) { return vp.data() + (p * 16 + j) * padded; };
+  for (int64_t kh = 0; kh < a.kv_heads; ++kh) {
+    std::byte* head = out + static_cast<size_t>(kh) * g.head_bytes;
+    for (int64_t j = 0; j < 16; ++j) {
+      const std::byte* krow = kb + static_cast<size_t>(j) * pos_bytes + static_cast<size_t>(kh * a.head_dim) * esz;
+      const std::byte* vrow = vb + static_cast<size_t>(j) * pos_bytes + static_cast<size_t>(kh * a.head_dim) * esz;
+      for (int64_t d = 0; d < padded_k; d += 16) {
+        const __m512 v = j < valid ? LoadKV(a.kv_type, krow, d, a.head_dim - d) : _mm512_setzero_ps();
+        uint16_t split[3][16];
+        SplitParts(v, parts, split);
+        for (int p = 0; p < parts; ++p) std::memcpy(kp_at(p, j) + d, split[p], 32);
+      }
+      for (int64_t d = 0; d < padded; d += 16) {
+        const __m512 v = j < valid ? LoadKV(a.kv_type, vrow, d, a.head_dim - d) : _mm512_setzero_ps();
+        uint16_t split[3][16];
+        SplitParts(v, parts, split);
+        for (int p = 0; p < parts; ++p) std::memcpy(vp_at(p, j) + d, split[p], 32);
+      }
+    }
+    // K tile (chunk c, part p): line k2, dword j = K's dimensions c 32 + 2 k2, + 1 at position j.
+    for (int64_t c = 0; c < g.chunks; ++c)
+      for (int p = 0; p < parts; ++p) {
+        auto* tile = reinterpret_cast<uint32_t*>(head + static_cast<size_t>(c * parts + p) * 1024);
+        for (int64_t j = 0; j < 16; ++j) {
+          const uint16_t* src = kp_at(p, j) + c * 32;
+          for (int64_t k2 = 0; k2 < 16; ++k2) {
+            uint32_t pair;
+            std::memcpy(&pair, src + 2 * k2, 4);
+            tile[k2 * 16 + j] = pair;
+          }
+        }
+      }
+    // V tile (dimensions 16 dt.., part p): line i, dword n = V's dimension 16 dt + n at
+    // positions 2 i and 2 i + 1.
+    for (int64_t dt = 0; dt < g.dim_tiles; ++dt)
+      for (int p = 0; p < parts; ++p) {
+        auto* tile = reinterpret_cast<uint16_t*>(head + g.k_bytes + static_cast<size_t>(dt * parts + p) * 512);
+        for (int64_t i = 0; i < 8; ++i)
+          for (int64_t n = 0; n < 16; ++n) {
+            tile[i * 32 + 2 * n] = vp_at(p, 2 * i)[dt * 16 + n];
+            tile[i * 32 + 2 * n + 1] = vp_at(p, 2 * i + 1)[dt * 16 + n];
+          }
+      }
+  }
+}
+
+// The part products of S and PV, largest first: the pairs (query or P part, K or V part)
+// whose parts' orders sum to at most 2 (the others are below 2^-24 of the product).
+template <class F>
+inline void ForPartPairs(int kv_parts, F&& f) {
+  for (int sum = 0; sum <= 2; ++sum)
+    for (int first = 0; first <= sum; ++first)
+      if (sum - first < kv_parts) f(first, sum - first);
+}
+
+#define GLASS_TILE_CASE4(MACRO, I) \
+  switch (I) {                     \
+    case 0: MACRO(0); break;       \
+    case 1: MACRO(1); break;       \
+    case 2: MACRO(2); break;       \
+    default: MACRO(3); break;      \
+  }
+
+void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
+                   const std::byte* const* block_tiles, std::byte* scratch) {
+  const AttentionGeometry g = attention_geometry(a);
+  const AttentionScratch layout = attention_scratch_layout(g);
+  auto* q_parts = scratch + layout.q_parts;                        // [chunk][part][16 rows][32]
+  auto* scores = reinterpret_cast<float(*)[16]>(scratch + layout.scores);
+  auto* p_parts = scratch + layout.p_parts;                        // [part][16 rows][16]
+  auto* pv = reinterpret_cast<float(*)[16][16]>(scratch + layout.pv);
+  auto* out = reinterpret_cast<float*>(scratch + layout.out);      // [16 rows][dim_tiles * 16]
+  auto* m = reinterpret_cast<float*>(scratch + layout.stats);
+  float* l = m + 16;
+  float* correction = l + 16;
+  const int64_t padded = g.dim_tiles * 16;
+  _tile_loadconfig(&kAttentionConfigs.by_rows[count]);
+  int64_t length[16], longest = 0;
+  for (int r = 0; r < count; ++r) {
+    const float* q = a.q + rows[r] * a.head_dim;
+    for (int64_t c = 0; c < g.chunks; ++c)
+      for (int64_t h = 0; h < 2; ++h) {
+        const int64_t d = 32 * c + 16 * h;
+        const int64_t valid = std::clamp<int64_t>(a.head_dim - d, 0, 16);
+        __m512 v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1), q + d);
+        for (int p = 0; p < 3; ++p) {
+          const __m256bh part = _mm512_cvtneps_pbh(v);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(q_parts + (c * 3 + p) * 1024 + r * 64 + 32 * h), (__m256i)part);
+          v = _mm512_sub_ps(v, _mm512_cvtpbh_ps(part));
+        }
+      }
+    for (int64_t i = 0; i < padded; i += 16) _mm512_storeu_ps(out + r * padded + i, _mm512_setzero_ps());
+    m[r] = -std::numeric_limits<float>::infinity();
+    l[r] = 0;
+    length[r] = a.rows[rows[r] / a.heads].length;
+    longest = std::max(longest, length[r]);
+  }
+  tile_input_barrier();
+  const __m512 scale = _mm512_set1_ps(a.scale);
+  for (int64_t blk = 0; blk * 16 < longest; ++blk) {
+    const std::byte* kv = block_tiles[blk] + static_cast<size_t>(kv_head) * g.head_bytes;
+    // S = Q K^T, chunk by chunk, the part products largest first.
+    _tile_zero(0);
+    for (int64_t c = 0; c < g.chunks; ++c) {
+      ForPartPairs(g.kv_parts, [&](int qp, int kp) {
+        _tile_loadd(4, q_parts + (c * 3 + qp) * 1024, 64);
+        _tile_loadd(6, kv + static_cast<size_t>(c * g.kv_parts + kp) * 1024, 64);
+        _tile_dpbf16ps(0, 4, 6);
+      });
+    }
+    _tile_stored(0, scores, 64);
+    // Online softmax, per row over its own positions of the block.
+    for (int r = 0; r < count; ++r) {
+      const int64_t valid = std::clamp<int64_t>(length[r] - 16 * blk, 0, 16);
+      const auto mask = static_cast<__mmask16>((1u << valid) - 1);
+      const __m512 sc = _mm512_mask_mov_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), mask,
+                                           _mm512_mul_ps(_mm512_loadu_ps(scores[r]), scale));
+      const float block_max = _mm512_reduce_max_ps(sc);
+      const float m_new = std::max(m[r], block_max);
+      const float corr = m[r] == -std::numeric_limits<float>::infinity()
+                             ? 0.0f
+                             : _mm512_cvtss_f32(Exp(_mm512_set1_ps(m[r] - m_new)));
+      const __m512 p = _mm512_maskz_mov_ps(mask, Exp(_mm512_sub_ps(sc, _mm512_set1_ps(m_new))));
+      l[r] = l[r] * corr + _mm512_reduce_add_ps(p);
+      m[r] = m_new;
+      correction[r] = corr;
+      __m512 rest = p;
+      for (int pp = 0; pp < 3; ++pp) {
+        const __m256bh part = _mm512_cvtneps_pbh(rest);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p_parts + pp * 512 + r * 32), (__m256i)part);
+        rest = _mm512_sub_ps(rest, _mm512_cvtpbh_ps(part));
+      }
+    }
+    tile_input_barrier();
+    // PV, 4 groups of 16 dimensions at a time; O = O * correction + PV.
+    for (int64_t dt0 = 0; dt0 < g.dim_tiles; dt0 += 4) {
+      const int64_t tiles = std::min<int64_t>(4, g.dim_tiles - dt0);
+#define GLASS_ZERO(I) _tile_zero(I)
+      for (int64_t t = 0; t < tiles; ++t) GLASS_TILE_CASE4(GLASS_ZERO, t)
+#undef GLASS_ZERO
+      ForPartPairs(g.kv_parts, [&](int pp, int vp) {
+        _tile_loadd(5, p_parts + pp * 512, 32);
+        for (int64_t t = 0; t < tiles; ++t) {
+          _tile_loadd(7, kv + g.k_bytes + static_cast<size_t>((dt0 + t) * g.kv_parts + vp) * 512, 64);
+#define GLASS_DOT(I) _tile_dpbf16ps(I, 5, 7)
+          GLASS_TILE_CASE4(GLASS_DOT, t)
+#undef GLASS_DOT
+        }
+      });
+#define GLASS_STORE(I) _tile_stored(I, pv[I], 64)
+      for (int64_t t = 0; t < tiles; ++t) GLASS_TILE_CASE4(GLASS_STORE, t)
+#undef GLASS_STORE
+      for (int r = 0; r < count; ++r) {
+        const __m512 corr = _mm512_set1_ps(correction[r]);
+        for (int64_t t = 0; t < tiles; ++t) {
+          float* o = out + r * padded + (dt0 + t) * 16;
+          _mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_loadu_ps(o), corr, _mm512_loadu_ps(pv[t][r])));
+        }
+      }
+    }
+  }
+  _tile_release();
+  for (int r = 0; r < count; ++r) {
+    const float inv = 1.0f / l[r];
+    float* dst = a.out + rows[r] * a.head_dim;
+    for (int64_t d = 0; d < a.head_dim; ++d) dst[d] = out[r * padded + d] * inv;
+  }
+}
+#undef GLASS_TILE_CASE4
+
 // ------------------------------------------------ entry points (compiled for AMX)
 
 // Tokens [begin, end) of the bf16 tiles' activations (tile-major: Bf16Tile).
@@ -689,6 +989,16 @@ void matmul_vnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, in
                  const float* bias, float* y) {
   if (!w.tiled || !interleavable(w.type)) fail("amx::matmul_vnni needs a tiled q8_0 or q4_0 matrix");
   MatmulVnni(w, prepared, n, row_begin, row_end, bias, y);
+}
+
+void attention_prepare_block(const AttentionArgs& a, int32_t block_id, int64_t valid, std::byte* out) {
+  AttentionPrepareBlock(a, block_id, valid, out);
+}
+
+void attention_rows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
+                    const std::byte* const* block_tiles, std::byte* scratch) {
+  if (count < 1 || count > 16) fail("amx::attention_rows: ", count, " rows; 1 to 16 expected");
+  AttentionRows(a, kv_head, rows, count, block_tiles, scratch);
 }
 
 }  // namespace glass::amx

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/kernels.h"
 #include "kernels/weight_matrix.h"
 
 namespace glass::amx {
@@ -66,5 +67,33 @@ void matmul_tiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, i
 // faster for a few tokens), bit-identical to matmul_tiles. Needs cpu_has_vnni512().
 void matmul_vnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                  const float* bias, float* y);
+
+// ---------------------------------------------------------------- attention with tiles
+
+// Causal attention over the paged KV cache with tiles, for KV blocks of 16 positions
+// (attention_supported). A KV block is first converted, for all KV heads, into tiles: K
+// transposed into the dimension pairs tdpbf16ps multiplies and V into position pairs, each
+// split into exact bf16 parts (f32: 3, f16: 2, bf16: 1; positions past the block's written
+// ones zero). Then up to 16 query rows (token, head) of one KV head and one sequence go
+// through their context block by block: scores S = Q K^T with the tiles (queries in 3 bf16
+// parts; the part products below 2^-24 relative left out), scaled, masked to each row's own
+// length, an online softmax per row with AVX-512, P (3 parts) times V with the tiles, and
+// O = O * correction + PV per row. Each row's operations depend only on that row and its own
+// context (blocks past its length change nothing), so a row's result is the same whatever
+// rows share its tile, whatever the batch and however many threads: decode and prefill use
+// the same path.
+bool attention_supported(const AttentionArgs& a);
+// Bytes of one KV block's tiles (all KV heads), a multiple of 64.
+size_t attention_block_bytes(const AttentionArgs& a);
+// KV block `block_id`, its first `valid` positions (1..16), into tiles at `out`
+// (attention_block_bytes, 64-byte aligned).
+void attention_prepare_block(const AttentionArgs& a, int32_t block_id, int64_t valid, std::byte* out);
+// Bytes of scratch attention_rows needs (64-byte aligned).
+size_t attention_rows_scratch_bytes(const AttentionArgs& a);
+// Query rows rows[0..count) (each t * heads + h, count 1..16), all reading KV head
+// `kv_head` and the block table of one sequence, whose block b's tiles are at
+// block_tiles[b]: writes their outputs. The calling thread must hold the tile permission.
+void attention_rows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
+                    const std::byte* const* block_tiles, std::byte* scratch);
 
 }  // namespace glass::amx

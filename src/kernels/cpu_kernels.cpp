@@ -366,6 +366,10 @@ void CpuKernels::attention(const AttentionArgs& args) {
     ReferenceKernels().attention(args);
     return;
   }
+  if (features_.amx && amx::attention_supported(args)) {
+    attention_tiles(args);
+    return;
+  }
   // A task takes a KV head's whole group of query heads (each K/V row is read once for
   // all of them), unless that leaves threads idle, as decoding one sequence does.
   const int64_t group = args.heads / args.kv_heads, pairs = args.n * args.kv_heads;
@@ -384,6 +388,80 @@ void CpuKernels::attention(const AttentionArgs& args) {
     float* mine = scratch + per_thread * thread;
     for (int64_t task = thread; task < tasks; task += threads)
       simd::attention_tasks(args, heads_per_task, task, task + 1, mine);
+  });
+}
+
+}  // namespace glass
+
+namespace glass {
+
+// Every query row through the tiles (amx_kernels.h): the KV blocks the batch reads are
+// converted into tiles once (in parallel), then the rows of each KV head and sequence go
+// through them 16 at a time, tasks interleaved over the threads (causal rows grow with their
+// position). A row's result does not depend on the rows it shares a tile with.
+void CpuKernels::attention_tiles(const AttentionArgs& a) {
+  const int64_t group = a.heads / a.kv_heads;
+  // The KV blocks read, and how many of their positions are written (the longest row's).
+  int32_t max_id = -1;
+  for (int64_t t = 0; t < a.n; ++t)
+    for (int64_t b = 0; b * 16 < a.rows[t].length; ++b) max_id = std::max(max_id, a.rows[t].block_ids[b]);
+  std::vector<int64_t> valid(static_cast<size_t>(max_id + 1), 0);
+  for (int64_t t = 0; t < a.n; ++t)
+    for (int64_t b = 0; b * 16 < a.rows[t].length; ++b) {
+      int64_t& v = valid[static_cast<size_t>(a.rows[t].block_ids[b])];
+      v = std::max(v, std::min<int64_t>(16, a.rows[t].length - 16 * b));
+    }
+  std::vector<int32_t> slot(valid.size(), -1), ids;
+  for (size_t id = 0; id < valid.size(); ++id)
+    if (valid[id] > 0) slot[id] = static_cast<int32_t>(ids.size()), ids.push_back(static_cast<int32_t>(id));
+  const size_t block_bytes = amx::attention_block_bytes(a);
+  const size_t rows_scratch = amx::attention_rows_scratch_bytes(a);
+  const size_t blocks_bytes = ids.size() * block_bytes;
+  const size_t scratch_bytes = blocks_bytes + static_cast<size_t>(pool_.size()) * rows_scratch;
+  if (attention_tiles_.size() < scratch_bytes + 64) attention_tiles_.resize(scratch_bytes + 64);
+  std::byte* base = attention_tiles_.data() + (64 - reinterpret_cast<uintptr_t>(attention_tiles_.data()) % 64) % 64;
+  auto prepare = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      amx::attention_prepare_block(a, ids[static_cast<size_t>(i)], valid[static_cast<size_t>(ids[static_cast<size_t>(i)])],
+                                   base + static_cast<size_t>(i) * block_bytes);
+  };
+  if (ids.size() <= 2) prepare(0, static_cast<int64_t>(ids.size()));
+  else pool_.parallel_for(static_cast<int64_t>(ids.size()), 1, prepare);
+
+  // Tasks: per run of tokens with one block table (a sequence), per KV head, 16 rows
+  // (token, head) at a time in token order.
+  struct Task {
+    int64_t kv_head, first_row, tiles_at;
+    int count;
+  };
+  std::vector<Task> tasks;
+  std::vector<int64_t> task_rows;
+  std::vector<const std::byte*> block_tiles;
+  for (int64_t t0 = 0; t0 < a.n;) {
+    int64_t t1 = t0 + 1, longest = a.rows[t0].length;
+    while (t1 < a.n && a.rows[t1].block_ids == a.rows[t0].block_ids) longest = std::max(longest, a.rows[t1++].length);
+    const auto tiles_at = static_cast<int64_t>(block_tiles.size());
+    for (int64_t b = 0; b * 16 < longest; ++b)
+      block_tiles.push_back(base + static_cast<size_t>(slot[static_cast<size_t>(a.rows[t0].block_ids[b])]) * block_bytes);
+    for (int64_t kh = 0; kh < a.kv_heads; ++kh) {
+      const int64_t rows = (t1 - t0) * group;
+      for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        const int count = static_cast<int>(std::min<int64_t>(16, rows - r0));
+        tasks.push_back({kh, static_cast<int64_t>(task_rows.size()), tiles_at, count});
+        for (int64_t r = r0; r < r0 + count; ++r) task_rows.push_back((t0 + r / group) * a.heads + kh * group + r % group);
+      }
+    }
+    t0 = t1;
+  }
+  const int threads = static_cast<int>(std::min<int64_t>(pool_.size(), static_cast<int64_t>(tasks.size())));
+  pool_.run([&](int thread) {
+    if (thread >= threads) return;
+    std::byte* scratch = base + blocks_bytes + static_cast<size_t>(thread) * rows_scratch;
+    for (size_t i = static_cast<size_t>(thread); i < tasks.size(); i += static_cast<size_t>(threads)) {
+      const Task& task = tasks[i];
+      amx::attention_rows(a, task.kv_head, task_rows.data() + task.first_row, task.count,
+                          block_tiles.data() + task.tiles_at, scratch);
+    }
   });
 }
 

@@ -104,11 +104,15 @@ class CpuKernels final : public Kernels {
   void decoded_rows(const WeightMatrix& w, const float* x, int64_t n, int64_t row_begin, int64_t row_end,
                     const float* bias, float* y) const;
 
+  // Attention with tiles (features_.amx, KV blocks of 16).
+  void attention_tiles(const AttentionArgs& args);
+
   ThreadPool& pool_;
   CpuFeatures features_;
   std::vector<std::byte> prepared_;
   std::vector<std::byte> prepared_up_;  // when gate and up differ in type
   std::vector<float> gate_scratch_, up_scratch_, attention_scratch_;
+  std::vector<std::byte> attention_tiles_;  // the tiled attention's KV tiles and per-thread scratch
 };
 
 }  // namespace glass

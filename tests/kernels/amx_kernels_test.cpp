@@ -402,5 +402,86 @@ TEST_F(AmxKernels, ModelWeightsAreLaidOutForTheTiles) {
   }
 }
 
+// Attention with tiles: against the reference on odd head sizes, every KV type, GQA groups,
+// two sequences (two block tables) in one batch and long contexts; every row the same alone,
+// in any sub-batch and with any number of threads.
+TEST_F(AmxKernels, AttentionTilesMatchTheReferenceAndAreInvariant) {
+  std::mt19937 rng(11);
+  ThreadPool one(1), two(2), three(3);
+  ReferenceKernels ref;
+  struct Shape {
+    int64_t heads, kv_heads, head_dim;
+  };
+  for (KVType kv : {KVType::F32, KVType::F16, KVType::BF16}) {
+    for (Shape shape : {Shape{4, 2, 16}, Shape{14, 2, 64}, Shape{6, 1, 72}, Shape{4, 4, 128}, Shape{8, 2, 32}}) {
+      const int64_t block_size = 16, kv_dim = shape.kv_heads * shape.head_dim;
+      // Sequence A: 300 positions in shuffled blocks, its last 37 tokens in the batch; sequence
+      // B: 20 positions, its last 3 tokens.
+      const int64_t blocks = 24;
+      std::vector<int32_t> table_a(19), table_b = {20, 23};
+      for (int32_t b = 0; b < 19; ++b) table_a[b] = (b * 7) % 19;
+      const size_t esz = kv_type_size(kv);
+      const size_t block_stride = static_cast<size_t>(2 * block_size * kv_dim) * esz;
+      std::vector<std::byte> arena(block_stride * blocks);
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t j = 0; j < 2 * block_size; ++j) {
+          const auto vals = randn(static_cast<size_t>(kv_dim), rng);
+          store_kv_row(kv, vals.data(), kv_dim, arena.data() + b * block_stride + j * kv_dim * esz);
+        }
+      std::vector<AttentionRow> rows;
+      for (int64_t t = 0; t < 37; ++t) rows.push_back({table_a.data(), 300 - 36 + t});
+      for (int64_t t = 0; t < 3; ++t) rows.push_back({table_b.data(), 18 + t});
+      const auto n = static_cast<int64_t>(rows.size());
+      const auto q = randn(static_cast<size_t>(n * shape.heads * shape.head_dim), rng);
+      AttentionArgs a;
+      a.q = q.data();
+      a.n = n;
+      a.heads = shape.heads;
+      a.kv_heads = shape.kv_heads;
+      a.head_dim = shape.head_dim;
+      a.scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+      a.kv_type = kv;
+      a.k_base = arena.data();
+      a.v_base = arena.data() + static_cast<size_t>(block_size * kv_dim) * esz;
+      a.block_stride = block_stride;
+      a.block_size = block_size;
+      a.rows = rows.data();
+      SCOPED_TRACE(std::string(kv_type_name(kv)) + " heads " + std::to_string(shape.heads) + "/" +
+                   std::to_string(shape.kv_heads) + " head_dim " + std::to_string(shape.head_dim));
+      std::vector<float> expect(q.size()), got(q.size());
+      a.out = expect.data();
+      ref.attention(a);
+      a.out = got.data();
+      CpuKernels(two, features_).attention(a);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expect[i], 2e-5) << "element " << i;
+      for (ThreadPool* pool : {&one, &three}) {
+        std::vector<float> again(q.size());
+        a.out = again.data();
+        CpuKernels(*pool, features_).attention(a);
+        ASSERT_EQ(again, got) << pool->size() << " threads";
+      }
+      const int64_t row_floats = shape.heads * shape.head_dim;
+      for (int64_t t : {int64_t{0}, int64_t{17}, n - 4, n - 1}) {  // rows alone
+        AttentionArgs alone = a;
+        alone.n = 1;
+        alone.q = q.data() + t * row_floats;
+        alone.rows = rows.data() + t;
+        std::vector<float> out(static_cast<size_t>(row_floats));
+        alone.out = out.data();
+        CpuKernels(two, features_).attention(alone);
+        ASSERT_TRUE(std::equal(out.begin(), out.end(), got.begin() + t * row_floats)) << "token " << t << " alone";
+      }
+      AttentionArgs sub = a;  // a sub-batch across the two sequences
+      sub.n = 6;
+      sub.q = q.data() + (n - 6) * row_floats;
+      sub.rows = rows.data() + n - 6;
+      std::vector<float> out(static_cast<size_t>(6 * row_floats));
+      sub.out = out.data();
+      CpuKernels(one, features_).attention(sub);
+      ASSERT_TRUE(std::equal(out.begin(), out.end(), got.end() - 6 * row_floats)) << "sub-batch";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace glass
