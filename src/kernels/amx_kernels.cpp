@@ -195,7 +195,7 @@ AttentionScratch attention_scratch_layout(const AttentionGeometry& g) {
   s.scores = s.q_parts + static_cast<size_t>(g.chunks * 3) * 1024;
   s.p_parts = s.scores + 1024;
   s.pv = s.p_parts + 3 * 512;
-  s.out = s.pv + 4 * 1024;
+  s.out = s.pv + 2 * 1024;
   s.stats = s.out + static_cast<size_t>(g.dim_tiles) * 1024;
   s.total = s.stats + 3 * 64;
   return s;
@@ -646,15 +646,16 @@ void MatmulInt8Vnni(const WeightMatrix& w, const Int8Activations& x, int64_t n, 
 
 // ------------------------------------------------ attention
 
-// Tile registers of attention: 0-3 accumulators (S, or PV for 4 groups of 16 dimensions), 4 a
-// query part (rows x 32 dimensions), 5 a part of P (rows x 16 positions), 6 a K tile, 7 a V tile.
+// Tile registers of attention: 0-1 accumulators (S, or PV for 2 groups of 16 dimensions), 2, 3
+// and 7 V tiles, 4 a query part (rows x 32 dimensions), 5 a part of P (rows x 16 positions),
+// 6 a K tile.
 constexpr TileConfig make_attention_config(uint8_t rows) {
   TileConfig c;
-  for (int i = 0; i < 4; ++i) c.rows[i] = rows, c.colsb[i] = 64;
+  for (int i = 0; i < 2; ++i) c.rows[i] = rows, c.colsb[i] = 64;
+  for (int i : {2, 3, 7}) c.rows[i] = 8, c.colsb[i] = 64;
   c.rows[4] = rows, c.colsb[4] = 64;
   c.rows[5] = rows, c.colsb[5] = 32;
   c.rows[6] = 16, c.colsb[6] = 64;
-  c.rows[7] = 8, c.colsb[7] = 64;
   return c;
 }
 struct AttentionConfigs {
@@ -775,14 +776,6 @@ inline void ForPartPairs(int kv_parts, F&& f) {
       if (sum - first < kv_parts) f(first, sum - first);
 }
 
-#define GLASS_TILE_CASE4(MACRO, I) \
-  switch (I) {                     \
-    case 0: MACRO(0); break;       \
-    case 1: MACRO(1); break;       \
-    case 2: MACRO(2); break;       \
-    default: MACRO(3); break;      \
-  }
-
 void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
                    const std::byte* const* block_tiles, std::byte* scratch) {
   const AttentionGeometry g = attention_geometry(a);
@@ -790,7 +783,7 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
   auto* q_parts = scratch + layout.q_parts;                        // [chunk][part][16 rows][32]
   auto* scores = reinterpret_cast<float(*)[16]>(scratch + layout.scores);
   auto* p_parts = scratch + layout.p_parts;                        // [part][16 rows][16]
-  auto* pv = reinterpret_cast<float(*)[16][16]>(scratch + layout.pv);
+  auto* pv = reinterpret_cast<float(*)[16][16]>(scratch + layout.pv);  // [2][16 rows][16]
   auto* out = reinterpret_cast<float*>(scratch + layout.out);      // [16 rows][dim_tiles * 16]
   auto* m = reinterpret_cast<float*>(scratch + layout.stats);
   float* l = m + 16;
@@ -854,24 +847,35 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
       }
     }
     tile_input_barrier();
-    // PV, 4 groups of 16 dimensions at a time; O = O * correction + PV.
-    for (int64_t dt0 = 0; dt0 < g.dim_tiles; dt0 += 4) {
-      const int64_t tiles = std::min<int64_t>(4, g.dim_tiles - dt0);
-#define GLASS_ZERO(I) _tile_zero(I)
-      for (int64_t t = 0; t < tiles; ++t) GLASS_TILE_CASE4(GLASS_ZERO, t)
-#undef GLASS_ZERO
+    // PV, 2 groups of 16 dimensions at a time (accumulators 0, 1), the V tiles through tiles 2,
+    // 3 and 7 in turn (a tile load waits for the products still reading its register); then
+    // O = O * correction + PV.
+    int next_v = 0;
+    for (int64_t dt0 = 0; dt0 < g.dim_tiles; dt0 += 2) {
+      const int64_t tiles = std::min<int64_t>(2, g.dim_tiles - dt0);
+      _tile_zero(0);
+      if (tiles > 1) _tile_zero(1);
       ForPartPairs(g.kv_parts, [&](int pp, int vp) {
         _tile_loadd(5, p_parts + pp * 512, 32);
         for (int64_t t = 0; t < tiles; ++t) {
-          _tile_loadd(7, kv + g.k_bytes + static_cast<size_t>((dt0 + t) * g.kv_parts + vp) * 512, 64);
-#define GLASS_DOT(I) _tile_dpbf16ps(I, 5, 7)
-          GLASS_TILE_CASE4(GLASS_DOT, t)
-#undef GLASS_DOT
+          const std::byte* v = kv + g.k_bytes + static_cast<size_t>((dt0 + t) * g.kv_parts + vp) * 512;
+#define GLASS_PV(R)                                  \
+  do {                                               \
+    _tile_loadd(R, v, 64);                           \
+    if (t == 0) _tile_dpbf16ps(0, 5, R);             \
+    else _tile_dpbf16ps(1, 5, R);                    \
+  } while (0)
+          switch (next_v) {
+            case 0: GLASS_PV(2); break;
+            case 1: GLASS_PV(3); break;
+            default: GLASS_PV(7); break;
+          }
+#undef GLASS_PV
+          next_v = (next_v + 1) % 3;
         }
       });
-#define GLASS_STORE(I) _tile_stored(I, pv[I], 64)
-      for (int64_t t = 0; t < tiles; ++t) GLASS_TILE_CASE4(GLASS_STORE, t)
-#undef GLASS_STORE
+      _tile_stored(0, pv[0], 64);
+      if (tiles > 1) _tile_stored(1, pv[1], 64);
       for (int r = 0; r < count; ++r) {
         const __m512 corr = _mm512_set1_ps(correction[r]);
         for (int64_t t = 0; t < tiles; ++t) {
@@ -888,7 +892,6 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
     for (int64_t d = 0; d < a.head_dim; ++d) dst[d] = out[r * padded + d] * inv;
   }
 }
-#undef GLASS_TILE_CASE4
 
 // ------------------------------------------------ entry points (compiled for AMX)
 
