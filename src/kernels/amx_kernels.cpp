@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/half.h"
 
 namespace glass::amx {
 
@@ -917,8 +918,8 @@ void PrepareBf16(const float* x, int64_t begin, int64_t end, int64_t cols, std::
   }
 }
 
-// Tokens [begin, end) of the int8 kernels' activations (Int8Activations): the blocks simd::prepare_rows makes, bit for bit (the same float operations: amax / 127,
-// its reciprocal, the products rounded to nearest even).
+// Tokens [begin, end) of the int8 kernels' activations (Int8Activations): the blocks simd::prepare_rows makes, bit for bit (the same float operations as ggml's
+// quantize_row_q8_0: values times 127 / amax rounded to nearest even, the scale amax / 127 rounded to f16).
 void PrepareInt8(const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
   const Int8Activations a = int8_view(out, n, cols);
   auto* scales = const_cast<float*>(a.scales);
@@ -930,15 +931,14 @@ void PrepareInt8(const float* x, int64_t n, int64_t begin, int64_t end, int64_t 
       const float* v = x + t * cols + b * kQuantBlock;
       const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
       const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_andnot_ps(sign, v0), _mm512_andnot_ps(sign, v1)));
-      const float d = amax / 127.0f;
-      const float id = d != 0 ? 1.0f / d : 0.0f;
+      const float id = amax != 0 ? 127.0f / amax : 0.0f;
       const __m512 vid = _mm512_set1_ps(id);
       constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
       const __m512i q0 = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(v0, vid), kNearest));
       const __m512i q1 = _mm512_cvtps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(v1, vid), kNearest));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
-      scales[b * a.padded + t] = d;
+      scales[b * a.padded + t] = f16_to_f32(f32_to_f16(amax / 127.0f));
       sums[b * a.padded + t] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
     }
   }

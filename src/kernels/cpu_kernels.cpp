@@ -94,7 +94,8 @@ namespace {
 // Matrices that fill whole tiles (every Qwen shape does) are tiled; the tile kernels handle
 // any shape, but padding an odd one would make it larger than the checkpoint's.
 bool tiles_for(const WeightMatrix& w, const CpuFeatures& features) {
-  return features.amx && tileable(w.type) && w.rows % kTileRows == 0 && w.cols % kTileChunk == 0;
+  return features.amx && tileable(w.type) && (w.type == WeightType::BF16 || features.amx_int8) &&
+         w.rows % kTileRows == 0 && w.cols % kTileChunk == 0;
 }
 }  // namespace
 

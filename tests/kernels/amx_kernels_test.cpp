@@ -59,13 +59,14 @@ Matrix interleaved(const WeightMatrix& w) {
   return m;
 }
 
-// What the int8 kernels multiply: per block of 32, scale amax / 127, values rounded to even.
+// What the int8 kernels multiply: per block of 32, values times 127 / amax rounded to even,
+// the scale amax / 127 rounded to f16 (ggml's quantize_row_q8_0).
 std::vector<float> int8_activations(const std::vector<float>& x) {
   std::vector<float> out(x.size());
   for (size_t b = 0; b < x.size() / 32; ++b) {
     float amax = 0;
     for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
-    const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+    const float id = amax != 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
     for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
   }
   return out;
