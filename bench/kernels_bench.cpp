@@ -19,11 +19,13 @@ struct Weights {
   std::vector<std::byte> bytes;
   std::unique_ptr<std::byte[]> laid_out;
   WeightMatrix w;
-  // In the layout the model loads them into for kernels with `features` (tiled with AMX).
-  Weights(WeightType t, int64_t rows, int64_t cols, const CpuFeatures& features) : Weights(t, rows, cols) {
-    w = cpu_layout(w, laid_out, features);
+  // In the layout the model loads them into for kernels with `features` (tiled with AMX);
+  // `row_major` keeps q8_0 / q4_0 rows as a GGUF's own are used.
+  Weights(WeightType t, int64_t rows, int64_t cols, const CpuFeatures& features, bool row_major = false)
+      : Weights(t, rows, cols, row_major) {
+    if (!row_major) w = cpu_layout(w, laid_out, features);
   }
-  Weights(WeightType t, int64_t rows, int64_t cols) {
+  Weights(WeightType t, int64_t rows, int64_t cols, bool row_major = false) {
     std::mt19937 rng(1);
     std::normal_distribution<float> d(0.0f, 0.05f);
     std::vector<float> row(static_cast<size_t>(cols));
@@ -34,7 +36,7 @@ struct Weights {
       quantize_row(t, row.data(), cols, bytes.data() + r * rb);
     }
     w = {t, bytes.data(), rows, cols, rb};
-    if (is_block_quantized(t) && rows >= kInterleaveRows) {  // as the model loads them
+    if (interleavable(t) && rows >= kInterleaveRows && !row_major) {  // as the model converts them at load
       std::vector<std::byte> row_major = std::move(bytes);
       const WeightMatrix source{t, row_major.data(), rows, cols, rb};
       bytes.resize(row_major.size());
@@ -45,7 +47,8 @@ struct Weights {
 
 // args: weight type, rows, cols, tokens, threads, extensions: 2 all this CPU has (AMX
 // included), 1 without AMX (VNNI included), 0 none; 3 and 4: with AMX, q8_0 / q4_0 forced
-// through the tiles (3) or the VNNI kernel on the tiled layout (4) whatever the tokens
+// through the tiles (3) or the VNNI kernel on the tiled layout (4) whatever the tokens;
+// then 1 to keep q8_0 / q4_0 rows row-major, as a GGUF's own are used
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
@@ -57,7 +60,7 @@ void BM_Matmul(benchmark::State& state) {
   if (extensions == 3) features.int8_tile_min_tokens = 1;
   if (extensions == 4) features.int8_tile_min_tokens = std::numeric_limits<int64_t>::max();
   CpuKernels k(pool, features);
-  Weights m(type, rows, cols, features);
+  Weights m(type, rows, cols, features, state.range(6) != 0);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
   for (auto _ : state) {
     k.matmul(m.w, x.data(), n, nullptr, y.data());
@@ -72,14 +75,14 @@ void MatmulShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::BF16), static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)}) {
     for (int threads : {1, 2}) {
       for (int extensions : {2, 1, 0}) {
-        b->Args({t, 4864, 896, 1, threads, extensions});     // gate/up, decode
-        b->Args({t, 896, 4864, 1, threads, extensions});     // down, decode
-        b->Args({t, 151936, 896, 1, threads, extensions});   // lm_head, decode
-        b->Args({t, 4864, 896, 64, threads, extensions});    // gate/up, prefill block
-        b->Args({t, 896, 4864, 64, threads, extensions});    // down, prefill block
-        b->Args({t, 4864, 896, 512, threads, extensions});   // gate/up, pp512
-        b->Args({t, 896, 4864, 512, threads, extensions});   // down, pp512
-        b->Args({t, 896, 896, 512, threads, extensions});    // q / o, pp512
+        b->Args({t, 4864, 896, 1, threads, extensions, 0});    // gate/up, decode
+        b->Args({t, 896, 4864, 1, threads, extensions, 0});    // down, decode
+        b->Args({t, 151936, 896, 1, threads, extensions, 0});  // lm_head, decode
+        b->Args({t, 4864, 896, 64, threads, extensions, 0});   // gate/up, prefill block
+        b->Args({t, 896, 4864, 64, threads, extensions, 0});   // down, prefill block
+        b->Args({t, 4864, 896, 512, threads, extensions, 0});  // gate/up, pp512
+        b->Args({t, 896, 4864, 512, threads, extensions, 0});  // down, pp512
+        b->Args({t, 896, 896, 512, threads, extensions, 0});   // q / o, pp512
       }
     }
   }
@@ -90,9 +93,21 @@ BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicro
 void TileThresholdShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)})
     for (int n : {1, 2, 4, 6, 8, 12, 16, 32})
-      for (int route : {3, 4}) b->Args({t, 4864, 896, n, 1, route});
+      for (int route : {3, 4}) b->Args({t, 4864, 896, n, 1, route, 0});
 }
 BENCHMARK(BM_Matmul)->Name("BM_TileThreshold")->Apply(TileThresholdShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Every weight type at the one 0.5B shape whose rows are whole k-quant super-blocks
+// (ffn_down, 4864 columns), decode and a prefill block, 2 threads.
+void EveryTypeShapes(benchmark::internal::Benchmark* b) {
+  for (const WeightTypeTraits& t : weight_types())
+    for (int n : {1, 64}) b->Args({static_cast<int>(t.type), 896, 4864, n, 2, 1, 0});
+  // q8_0 and q4_0 row-major, as a GGUF's own rows run, with and without VNNI.
+  for (int t : {static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)})
+    for (int n : {1, 64})
+      for (int extensions : {1, 0}) b->Args({t, 896, 4864, n, 2, extensions, 1});
+}
+BENCHMARK(BM_Matmul)->Name("BM_MatmulEveryType")->Apply(EveryTypeShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_MatmulReference(benchmark::State& state) {
   ReferenceKernels k;

@@ -1,7 +1,8 @@
 # The built-in demo model: a small random-weight Qwen2 checkpoint that the build
 # generates with `glass random-model --like demo --end-token 151645` (so sampled
 # replies end with <|im_end|> after some tokens), plus the real Qwen2.5 tokenizer
-# extracted from data/. No binary blob beyond the compressed tokenizer is in git.
+# extracted from data/ (random-model --no-tokenizer --force keeps it and replaces the
+# weights of an earlier build). No binary blob beyond the compressed tokenizer is in git.
 set(GLASS_DEMO_MODEL_DIR "${CMAKE_BINARY_DIR}/demo-model")
 file(ARCHIVE_EXTRACT INPUT "${PROJECT_SOURCE_DIR}/data/qwen2.5-tokenizer.tar.xz"
      DESTINATION "${GLASS_DEMO_MODEL_DIR}")
@@ -10,7 +11,7 @@ function(glass_add_demo_model_target glass_target)
   add_custom_command(
     OUTPUT "${GLASS_DEMO_MODEL_DIR}/model.safetensors"
     COMMAND $<TARGET_FILE:${glass_target}> random-model --like demo --seed 1 --end-token 151645 --out "${GLASS_DEMO_MODEL_DIR}"
-            --no-tokenizer --quiet
+            --no-tokenizer --force --quiet
     DEPENDS ${glass_target}
     COMMENT "Generating the built-in demo model (random weights) in ${GLASS_DEMO_MODEL_DIR}")
   add_custom_target(demo_model ALL DEPENDS "${GLASS_DEMO_MODEL_DIR}/model.safetensors")

@@ -17,6 +17,9 @@
 # as llama.cpp does. Needs a built build/glass. The table names the machine (CPU model and
 # the SIMD / AMX extensions it reports) and the kernel path glass ran for prefill and decode
 # (GLASS_CPU=amx|avx512|avx2|scalar in the environment forces one).
+#
+# GGUF=1: both engines run the same GGUF file (TYPES may then be any llama-quantize type
+# or preset, e.g. TYPES="Q4_K_M Q6_K Q8_0"), as a user who downloaded it would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shape=${1:-0.5b}
@@ -34,8 +37,9 @@ case "$shape" in qwen3*) like=$shape ;; *) like=qwen2.5-$shape ;; esac
 name=$like${layers:+-${layers}l}
 layer_args=()
 [ -z "$layers" ] || layer_args=(--layers "$layers")
+gguf=${GGUF:-0}
 st=$models/$name-bf16
-[ -f "$st/config.json" ] || build/glass random-model --like "$like" --dtype bf16 "${layer_args[@]}" --out "$st"
+[ "$gguf" = 1 ] || [ -f "$st/config.json" ] || build/glass random-model --like "$like" --dtype bf16 "${layer_args[@]}" --out "$st"
 for type in $types; do
   [ -f "$models/$name-$type.gguf" ] || "$peer" gguf "$shape" "$models/$name-$type.gguf" "$type" "${layer_args[@]}" >&2
 done
@@ -51,13 +55,14 @@ echo "| type | test | llama.cpp tok/s | glass tok/s | glass / llama.cpp | glass 
 echo "|---|---|---|---|---|---|"
 for type in $types; do
   lpp=() ltg=() gpp=() gtg=() gpath_pp="" gpath_tg=""
-  weight_arg=()
+  model=(-m "$st") weight_arg=()
   [ "$type" = bf16 ] || weight_arg=(--weight-type "$type")
+  [ "$gguf" = 0 ] || model=(-m "$models/$name-$type.gguf") weight_arg=()
   for ((i = 0; i < rounds; i++)); do
     l=$("$peer" bench "$models/$name-$type.gguf" "$pp" "$tg" "$threads")
     lpp+=("$(echo "$l" | json_field pp_tok_s)")
     ltg+=("$(echo "$l" | json_field tg_tok_s)")
-    g=$(build/glass bench -m "$st" -p "$pp" -n "$tg" -t "$threads" -r 3 --kv-type f16 --no-bandwidth --no-peak \
+    g=$(build/glass bench "${model[@]}" -p "$pp" -n "$tg" -t "$threads" -r 3 --kv-type f16 --no-bandwidth --no-peak \
           "${weight_arg[@]}" --format json)
     gpp+=("$(echo "$g" | json_field pp_tok_s)")
     gtg+=("$(echo "$g" | json_field tg_tok_s)")

@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev     # kernel micro-benchmarks
   python3 python3-numpy      # test: .npy dumps load in numpy
   chromium                   # test: the trace HTML page renders headless without console errors
+  fonts-wqy-microhei         # test: Chinese, Japanese, Korean tokens on that page have glyphs, not boxes (5 MB)
   clang libfuzzer-14-dev     # fuzzing (scripts/fuzz.sh): clang++-14 with libFuzzer, ASan and UBSan
 )
 # Server tests with the openai npm client, and the load benchmark. A Node.js from

@@ -1,5 +1,8 @@
 #include "base/json_fields.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -65,7 +68,7 @@ class BoundedBuilder {
   using binary_t = typename J::binary_t;
   static constexpr bool kOrdered = std::is_same_v<J, OrderedJson>;
 
-  explicit BoundedBuilder(const std::string& source) : source_(source) {}
+  BoundedBuilder(std::string_view text, const std::string& source) : text_(text), source_(source) {}
 
   J root;
 
@@ -92,11 +95,9 @@ class BoundedBuilder {
       return refuse(JsonInputError::Kind::out_of_range,
                     "is a number outside the range of a double (about -1.8e308 to 1.8e308)");
     }
-    // nlohmann's message quotes the last token read, which may be a whole (long) string.
-    std::string what = e.what();
-    if (what.size() > 200) what = std::string(cut_utf8(what, 200)) + "...";
-    error_ = std::make_unique<JsonInputError>(str_cat(source_, ": not valid JSON (at byte ", position, "): ", what),
-                                              JsonInputError::Kind::syntax, "", what);
+    const std::string what = json_syntax_problem(text_, position, e.what());
+    error_ = std::make_unique<JsonInputError>(str_cat(source_, ": not valid JSON ", what), JsonInputError::Kind::syntax,
+                                              "", what);
     return false;
   }
 
@@ -189,6 +190,7 @@ class BoundedBuilder {
     return true;
   }
 
+  std::string_view text_;
   const std::string& source_;
   std::vector<Open> open_;
   std::unique_ptr<JsonInputError> error_;
@@ -196,7 +198,7 @@ class BoundedBuilder {
 
 template <class J>
 J parse_bounded(std::string_view text, const std::string& source) {
-  BoundedBuilder<J> builder(source);
+  BoundedBuilder<J> builder(text, source);
   if (!J::sax_parse(text.data(), text.data() + text.size(), &builder, J::input_format_t::json, /*strict=*/true,
                     /*ignore_comments=*/false))
     builder.throw_error();
@@ -254,6 +256,64 @@ std::string excerpt(const J& v) {
 }
 
 }  // namespace
+
+std::string json_syntax_problem(std::string_view text, size_t position, std::string_view library_message) {
+  // Which rule broke, from the parser's message; the words are glass's own.
+  auto says = [&](std::string_view phrase) { return library_message.find(phrase) != std::string_view::npos; };
+  const bool at_end = position > text.size() || says("unexpected end of input");
+  const bool in_string = says("invalid string");
+  std::string why;
+  if (says("control character")) why = "a control character inside a string must be escaped (\\n, \\t, \\u0000)";
+  else if (says("missing closing quote")) why = "a string has no closing quote";
+  else if (says("ill-formed UTF-8")) why = "a string holds bytes that are not UTF-8";
+  else if (says("\\u")) why = "a \\u escape needs four hex digits (and a surrogate pair for characters past U+FFFF)";
+  else if (says("forbidden character after backslash")) why = "a backslash in a string must start an escape such as \\n";
+  else if (says("invalid number")) why = "a number is malformed";
+  else if (at_end) why = "the text ends before the JSON value is complete";
+  else if (says("; expected end of input")) why = "more text follows the JSON value";
+  else if (says("; expected ':'")) why = "expected ':' after an object key";
+  else if (says("; expected string literal")) why = "expected an object key (a string in double quotes)";
+  else if (says("; expected '}'")) why = "expected ',' or '}' after an object member";
+  else if (says("; expected ']'")) why = "expected ',' or ']' after an array item";
+  else why = "expected a value (an object, array, string, number, true, false or null)";
+
+  // Where: inside a string, the byte that broke it (the last one read); elsewhere, the
+  // whole token that did not fit (a string, a word or number, or one character).
+  const size_t last = std::min(position > 0 ? position - 1 : 0, text.size());
+  size_t at = last;
+  if (!in_string && !at_end && last < text.size()) {
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.'; };
+    if (text[last] == '"') {
+      at = last > 0 ? last - 1 : 0;
+      while (at > 0 && !(text[at] == '"' && text[at - 1] != '\\')) --at;
+    } else if (word(text[last])) {
+      while (at > 0 && word(text[at - 1])) --at;
+    }
+  }
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < at; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  std::string found;
+  if (!at_end && at < text.size()) {
+    const std::string_view token = text.substr(at, last + 1 - at);
+    const auto ch = static_cast<unsigned char>(text[at]);
+    char buf[8];
+    if (token.size() > 1) {
+      found = str_cat(", found ", std::string(cut_utf8(token, 24)), token.size() > 24 ? "..." : "");
+    } else if (ch >= 0x20 && ch < 0x7f) {
+      found = str_cat(", found '", static_cast<char>(ch), "'");
+    } else if (ch == '\n') {
+      found = ", found a line break";
+    } else {
+      std::snprintf(buf, sizeof buf, "0x%02x", ch);
+      found = str_cat(", found byte ", buf);
+    }
+  }
+  return str_cat("at line ", line, ", column ", at - line_start + 1, ": ", why, found);
+}
 
 Json parse_json(std::string_view text, const std::string& source) { return parse_bounded<Json>(text, source); }
 

@@ -56,6 +56,12 @@ class JsonInputError : public Error {
 Json parse_json(std::string_view text, const std::string& source);
 OrderedJson parse_ordered_json(std::string_view text, const std::string& source);
 
+// Why a JSON text does not parse, in glass's words: "at line 3, column 14: expected ','
+// or '}' after an object member, found \"content\"". `position` is what nlohmann's sax
+// parse_error reports (the bytes read when it stopped); `library_message` its message,
+// read only to tell which rule was broken.
+std::string json_syntax_problem(std::string_view text, size_t position, std::string_view library_message);
+
 // Reads (read_text_file: a regular file, at most kMaxJsonFileBytes) and parses a JSON file.
 Json read_json_file(const std::string& path);
 OrderedJson read_ordered_json_file(const std::string& path);

@@ -3,6 +3,9 @@
 // Reads one message per line, so it works from a terminal or a pipe:
 //   /reset  forget the conversation     /system TEXT  set the system message (and reset)
 //   /exit   or end of input (Ctrl-D)
+// /reset and /system are acknowledged on stderr, from a pipe too. A reply starts at its
+// first non-whitespace character: a first token such as " squid" would otherwise start it
+// with a space (shown, in the JSON line and in the history alike).
 // With --format jsonl each reply is one JSON line (replies may contain newlines), for
 // scripts. A model that thinks (Qwen3) has its reasoning kept apart: shown with
 // --show-thinking, in "reasoning_content" of the JSON lines, and left out of the
@@ -10,11 +13,13 @@
 // advises).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
@@ -28,6 +33,14 @@
 
 namespace glass::cli {
 
+namespace {
+
+void drop_leading_whitespace(std::string& text) {
+  text.erase(0, std::min(text.find_first_not_of(" \t\r\n"), text.size()));
+}
+
+}  // namespace
+
 Command add_chat_command(CLI::App& app) {
   struct Options {
     std::string model, system, format = "text";
@@ -39,7 +52,7 @@ Command add_chat_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("chat", "Interactive chat; one message per line on stdin (/reset, /system TEXT, /exit)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   sub->add_option("--system", o->system, "System message");
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();
@@ -47,7 +60,7 @@ Command add_chat_command(CLI::App& app) {
   sub->add_flag("--show-thinking", o->show_thinking,
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             if (o->format != "text" && o->format != "jsonl") fail("--format: \"", o->format, "\" is not one of text, jsonl");
@@ -57,8 +70,8 @@ Command add_chat_command(CLI::App& app) {
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = Tokenizer::load(dir);
-            const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+            const Tokenizer tokenizer = load_model_tokenizer(dir);
+            const ChatTemplate tmpl = load_model_chat_template(dir);
             o->template_options.warn_if_ignored(tmpl, template_vars);
             const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const SamplingParams params = o->generation.resolve(dir);
@@ -81,13 +94,14 @@ Command add_chat_command(CLI::App& app) {
               if (line == "/exit" || line == "/quit") break;
               if (line == "/reset") {
                 history = jinja::OrderedJson::array();
-                if (interactive) std::fprintf(stderr, "(conversation reset)\n");
+                std::fprintf(stderr, "glass: conversation reset\n");
                 continue;
               }
               if (line.rfind("/system", 0) == 0 && (line.size() == 7 || line[7] == ' ')) {
                 system = line.size() > 8 ? line.substr(8) : "";
                 history = jinja::OrderedJson::array();
-                if (interactive) std::fprintf(stderr, "(system message set; conversation reset)\n");
+                std::fprintf(stderr, system.empty() ? "glass: system message cleared; conversation reset\n"
+                                                    : "glass: system message set; conversation reset\n");
                 continue;
               }
               jinja::OrderedJson messages = jinja::OrderedJson::array();
@@ -109,7 +123,8 @@ Command add_chat_command(CLI::App& app) {
               ReplyPrinter printer(o->show_thinking);
               while (!gen.idle())
                 gen.step([&](const GenerationEvent& e) {
-                  const ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
+                  ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
+                  if (reply.content.empty()) drop_leading_whitespace(piece.content);
                   reply.reasoning += piece.reasoning;
                   reply.content += piece.content;
                   if (!jsonl) printer.print(piece, splitter ? &*splitter : nullptr);

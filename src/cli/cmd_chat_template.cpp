@@ -4,6 +4,7 @@
 #include <iterator>
 #include <memory>
 
+#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
@@ -29,7 +30,7 @@ Command add_chat_template_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("chat-template", "Print the prompt a checkpoint's chat template makes of messages");
-  sub->add_option("-m,--model", o->model, "Checkpoint or tokenizer folder (default: the built-in demo model, Qwen2.5's template)");
+  sub->add_option("-m,--model", o->model, "Checkpoint or tokenizer folder, or a GGUF file (default: the built-in demo model, Qwen2.5's template)");
   sub->add_option("--messages", o->messages,
                   "JSON file: an array of messages, or an object with \"messages\" (and \"tools\"); default: stdin");
   sub->add_option("--tools", o->tools, "JSON file with an array of tool schemas");
@@ -39,11 +40,12 @@ Command add_chat_template_command(CLI::App& app) {
 
   return {sub, [o] {
             std::string dir = o->model;
+            if (!dir.empty()) check_model_path(dir, "");
             if (dir.empty()) {
               dir = demo_model_dir();
               std::cerr << "glass: no -m given: using the built-in demo model's chat template (Qwen2.5)\n";
             }
-            const ChatTemplate chat = ChatTemplate::from_checkpoint(dir, o->template_name);
+            const ChatTemplate chat = load_model_chat_template(dir, o->template_name);
 
             std::string text, source;
             if (o->messages.empty() || o->messages == "-") {

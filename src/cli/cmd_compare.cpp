@@ -1,6 +1,6 @@
 // glass compare A B: how far apart two sets of logits are, position by position. Each
-// input is a raw float32 file (`glass logits --out`) or a .npy array (a glass dump, or
-// numpy.save of transformers' logits). A is the reference.
+// input is a raw float32 file (`glass logits --out`, llama.cpp's logits dumps) or a .npy
+// array (a glass dump, or numpy.save of transformers' logits). A is the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,8 +13,14 @@
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/model_source.h"
 #include "cli/option_range.h"
+#include "io/checkpoint.h"
+#include "io/gguf.h"
+#include "io/gguf_model.h"
 #include "io/model_config.h"
+#include "runtime/model_files.h"
+#include "tokenizer/utf8.h"
 #include "trace/logit_compare.h"
 #include "trace/npy.h"
 #include "trace/trace_report.h"
@@ -70,6 +76,21 @@ Input load_input(const std::string& path) {
   return in;
 }
 
+// The folder of `-m`'s tokenizer: the folder itself, the folder of its config.json, or the
+// GGUF file (whose metadata holds the vocabulary).
+std::string tokenizer_source(const std::string& model) {
+  if (is_gguf_path(model) || !model.ends_with(".json")) return model;
+  const size_t slash = model.rfind('/');
+  return slash == std::string::npos ? "." : model.substr(0, slash);
+}
+
+// A top-1 cell: the id, and the token's text quoted when a tokenizer names it.
+std::string top1_cell(int32_t id, const std::optional<Tokenizer>& tokenizer) {
+  std::string cell = std::to_string(id);
+  if (!tokenizer || !tokenizer->has_token(id)) return cell;
+  return cell + " " + short_quoted_token(tokenizer->token_bytes(id), 16);
+}
+
 }  // namespace
 
 Command add_compare_command(CLI::App& app) {
@@ -83,7 +104,9 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("a", o->a, "Reference: raw float32 logits (glass logits --out) or .npy")->required();
   sub->add_option("b", o->b, "The other: raw float32 logits or .npy")->required();
   sub->add_option("--vocab", o->vocab, "Row width of raw float32 files (the vocabulary size)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (or config.json) whose vocab_size is the raw row width");
+  sub->add_option("-m,--model", o->model,
+                  "Checkpoint folder, its config.json, or a GGUF file, whose vocabulary size is the raw row width "
+                  "(llama.cpp's logits dumps are raw float32 rows) and whose tokenizer names the top-1 tokens");
   sub->add_option("--format", o->format, "table or json")->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "Exit with status 1 when max |difference| exceeds this");
 
@@ -92,12 +115,19 @@ Command add_compare_command(CLI::App& app) {
             check_range("--vocab", o->vocab, 0, ConfigLimits::kVocabSize);
             std::optional<int64_t> width;
             if (o->vocab > 0) width = o->vocab;
+            std::optional<Tokenizer> tokenizer;
             if (!o->model.empty()) {
-              const std::string config = o->model.size() >= 5 && o->model.ends_with(".json") ? o->model
-                                                                                               : o->model + "/config.json";
-              const int64_t v = load_model_config(config).vocab_size;
+              check_model_path(o->model, "config.json");
+              const bool gguf = is_gguf_path(o->model);
+              const std::string config = gguf || (o->model.size() >= 5 && o->model.ends_with(".json"))
+                                             ? o->model
+                                             : o->model + "/config.json";
+              const int64_t v = gguf ? model_config_from_gguf(GgufSet(o->model)).vocab_size
+                                     : load_model_config(config).vocab_size;
               if (width && *width != v) fail("--vocab ", *width, " disagrees with ", config, "'s vocab_size ", v);
               width = v;
+              if (const std::string source = tokenizer_source(o->model); model_has_tokenizer(source))
+                tokenizer = load_model_tokenizer(source);
             }
             const Input a = load_input(o->a);
             const Input b = load_input(o->b);
@@ -141,6 +171,10 @@ Command add_compare_command(CLI::App& app) {
                                 {"top1_a", r.top1_a},
                                 {"top1_b", r.top1_b},
                                 {"top1_agree", r.top1_agree}});
+                if (tokenizer) {
+                  rows.back()["top1_a_text"] = utf8::to_valid(tokenizer->token_bytes(r.top1_a));
+                  rows.back()["top1_b_text"] = utf8::to_valid(tokenizer->token_bytes(r.top1_b));
+                }
               }
               OJson j = {{"a", {{"path", a.path}, {"format", a.npy ? "npy" : "f32"}, {"describe", a.describe(*width)}}},
                          {"b", {{"path", b.path}, {"format", b.npy ? "npy" : "f32"}, {"describe", b.describe(*width)}}},
@@ -159,12 +193,26 @@ Command add_compare_command(CLI::App& app) {
             } else {
               std::printf("A  %s (%s)\nB  %s (%s)\n\n", a.path.c_str(), a.describe(*width).c_str(), b.path.c_str(),
                           b.describe(*width).c_str());
-              std::printf("%8s %12s %12s %12s %9s %9s  %s\n", "position", "max |diff|", "rel error", "KL(A||B)", "top1 A",
-                          "top1 B", "agree");
+              // The top-1 columns: ids right-aligned, or "id \"text\"" left-aligned when a tokenizer names them.
+              std::vector<std::string> top1_a, top1_b;
+              size_t top1_width = 9;
+              for (const RowComparison& r : cmp.rows) {
+                top1_a.push_back(top1_cell(r.top1_a, tokenizer));
+                top1_b.push_back(top1_cell(r.top1_b, tokenizer));
+                top1_width =
+                    std::max({top1_width, utf8::display_width(top1_a.back()), utf8::display_width(top1_b.back())});
+              }
+              const auto column = [&](const std::string& cell) {
+                const std::string space(top1_width - utf8::display_width(cell), ' ');
+                return tokenizer ? cell + space : space + cell;
+              };
+              const char* gap = tokenizer ? "  " : " ";
+              std::printf("%8s %12s %12s %12s%s%s %s  %s\n", "position", "max |diff|", "rel error", "KL(A||B)", gap,
+                          column("top1 A").c_str(), column("top1 B").c_str(), "agree");
               for (size_t i = 0; i < cmp.rows.size(); ++i) {
                 const RowComparison& r = cmp.rows[i];
-                std::printf("%8zu %12.4g %12.4g %12.4g %9d %9d  %s\n", i, r.max_abs_diff, r.rel_error, r.kl, r.top1_a,
-                            r.top1_b, r.top1_agree ? "yes" : "NO");
+                std::printf("%8zu %12.4g %12.4g %12.4g%s%s %s  %s\n", i, r.max_abs_diff, r.rel_error, r.kl, gap,
+                            column(top1_a[i]).c_str(), column(top1_b[i]).c_str(), r.top1_agree ? "yes" : "NO");
               }
               std::printf("\nsummary  %zu positions: max |diff| %.4g, max rel error %.4g, KL mean %.4g max %.4g, "
                           "top-1 agreement %zu/%zu (%.1f%%)\n",

@@ -1,10 +1,13 @@
 // glass run: generate a continuation of a prompt, streamed to stdout as it is
 // produced, with the sampling defaults of the checkpoint's generation_config.json.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <utility>
 
+#include "runtime/model_files.h"
 #include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_fields.h"
@@ -82,11 +85,45 @@ void print_step_table(FILE* out, int64_t step, const GenerationEvent& e, const T
     std::fprintf(out, "]");
   }
   std::fprintf(out, "\n  %4s %8s %-20s %10s %10s %10s\n", "rank", "id", "token", "logit", "p before", "p after");
-  for (size_t i = 0; i < e.candidates.size(); ++i) {
-    const Candidate& c = e.candidates[i];
-    std::fprintf(out, "  %4zu %8d %s %10.4f %10.4f %10.4f%s\n", i + 1, c.id, table_cell(tok.token_bytes(c.id), 20).c_str(),
-                 c.logit, c.prob_before, c.prob_after, c.id == e.token ? "  <- chosen" : "");
+  auto row = [&](int64_t rank, const Candidate& c) {
+    std::fprintf(out, "  %4lld %8d %s %10.4f %10.4f %10.4f%s\n", static_cast<long long>(rank), c.id,
+                 table_cell(tok.token_bytes(c.id), 20).c_str(), c.logit, c.prob_before, c.prob_after,
+                 c.id == e.token ? "  <- chosen" : "");
+  };
+  for (size_t i = 0; i < e.candidates.size(); ++i) row(static_cast<int64_t>(i) + 1, e.candidates[i]);
+  // A sampled token from below the top N: its own row, with its rank.
+  if (std::cmp_greater(e.chosen_rank, e.candidates.size())) {
+    if (std::cmp_greater(e.chosen_rank, e.candidates.size() + 1)) std::fprintf(out, "  %4s\n", "...");
+    row(e.chosen_rank, e.chosen);
   }
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string plural(int64_t n, const char* one, const char* many) {
+  return str_cat(n, " ", n == 1 ? one : many);
+}
+
+// Why a sequence ended, in words: which token, which string, which limit.
+std::string finish_sentence(const FinishReason& f, const Tokenizer& tok, const SamplingParams& params,
+                            bool default_limit, int64_t context) {
+  switch (f.kind) {
+    case FinishReason::Kind::eos:
+      return str_cat("stopped at the end-of-sequence token ", f.token,
+                     tok.has_token(f.token) ? " " + table_cell(tok.token_bytes(f.token), 0) : "");
+    case FinishReason::Kind::stop_string:
+      return "stopped at the stop string " + table_cell(f.stop_string, 0);
+    case FinishReason::Kind::length:
+      return str_cat("stopped after ", plural(params.max_new_tokens.value_or(0), "new token", "new tokens"),
+                     default_limit ? ", the default limit (as transformers; -n N for more)" : " (the -n limit)");
+    case FinishReason::Kind::context:
+      return str_cat("stopped: the context (", plural(context, "token", "tokens"), ") is full");
+  }
+  return std::string(f.name());
 }
 
 }  // namespace
@@ -105,7 +142,7 @@ Command add_run_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Generate a continuation, streamed as it is produced");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompts, "Prompt text; repeat for a batch of prompts");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"; repeat for a batch");
   prompt->excludes(ids);
@@ -121,7 +158,7 @@ Command add_run_command(CLI::App& app) {
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   chat->excludes(ids);
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")
@@ -133,17 +170,25 @@ Command add_run_command(CLI::App& app) {
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = Tokenizer::load(dir);
+            const auto load_start = std::chrono::steady_clock::now();
+            const Tokenizer tokenizer = load_model_tokenizer(dir);
             const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
+            const double load_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
             const ModelConfig& c = model.config();
-            const SamplingParams params = o->generation.resolve(dir);
+            SamplingParams params = o->generation.resolve(dir);
+            // transformers' generate() makes 20 new tokens when neither the call nor
+            // generation_config.json says how many; so does glass run (chat and serve run
+            // to the end of the reply).
+            const bool default_limit = !params.max_new_tokens.has_value();
+            if (default_limit) params.max_new_tokens = kDefaultMaxNewTokens;
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : c.max_position_embeddings;
 
             std::vector<GenerationRequest> requests;
             EncodeOptions enc;
             enc.parse_special = !o->no_special;
             if (o->chat) {
-              const ChatTemplate tmpl = ChatTemplate::from_checkpoint(dir);
+              const ChatTemplate tmpl = load_model_chat_template(dir);
               o->template_options.warn_if_ignored(tmpl, template_vars);
               for (const auto& text : o->prompts)
                 requests.push_back({encode_chat(tmpl, tokenizer, single_turn(text, o->system), nullptr, true, template_vars).ids,
@@ -183,6 +228,7 @@ Command add_run_command(CLI::App& app) {
                   for (const Candidate& cand : e.candidates) cands.push_back(candidate_json(cand, tokenizer));
                   j["top"] = cands;
                   j["chosen"] = candidate_json(e.chosen, tokenizer);
+                  j["chosen"]["rank"] = e.chosen_rank;
                   OJson chain = OJson::array();
                   if (e.trace != nullptr)
                     for (const auto& st : e.trace->steps) chain.push_back({{"step", st.setting}, {"surviving", st.surviving}});
@@ -233,16 +279,27 @@ Command add_run_command(CLI::App& app) {
               }
             }
             std::cout.flush();
-            std::fprintf(stderr, "glass: %s; prompt %lld tokens in %.3f s (%.1f tok/s), generated %lld tokens in %.3f s (%.1f tok/s)",
-                         results.size() == 1 ? results[0].finish.describe().c_str() : "done",
-                         static_cast<long long>(t.prompt_tokens), t.prompt_seconds,
-                         t.prompt_seconds > 0 ? t.prompt_tokens / t.prompt_seconds : 0.0,
-                         static_cast<long long>(t.generated_tokens), t.prompt_seconds + t.generation_seconds,
-                         t.generated_tokens / std::max(1e-9, t.prompt_seconds + t.generation_seconds));
-            if (t.generated_tokens > 1 && t.generation_seconds > 0)
-              std::fprintf(stderr, ", decode %.1f tok/s", (t.generated_tokens - static_cast<double>(results.size())) /
-                                                              t.generation_seconds);
-            std::fprintf(stderr, "; %s\n", backend->description().c_str());
+            for (size_t i = 0; i < results.size(); ++i)
+              std::fprintf(stderr, "glass: %s%s; seed %llu\n", results.size() > 1 ? str_cat("[", i, "] ").c_str() : "",
+                           finish_sentence(results[i].finish, tokenizer, params, default_limit, context).c_str(),
+                           static_cast<unsigned long long>(results[i].seed));
+            int64_t prompt_tokens = 0;
+            for (const GenerationResult& r : results) prompt_tokens += static_cast<int64_t>(r.prompt.size());
+            std::string prompt_part;
+            if (t.prompt_tokens > 0)
+              prompt_part = str_cat("prompt ", plural(t.prompt_tokens, "token", "tokens"), " in ",
+                                    fixed(t.prompt_seconds, 3), " s (",
+                                    fixed(t.prompt_tokens / std::max(1e-9, t.prompt_seconds), 1), " tok/s)");
+            else
+              prompt_part = str_cat("prompt ", plural(prompt_tokens, "token", "tokens"), ", not run (nothing to generate)");
+            // The prompt pass makes each sequence's first token; the rest are decode steps.
+            const int64_t decoded = std::max<int64_t>(0, t.generated_tokens - static_cast<int64_t>(results.size()));
+            std::string generated_part = str_cat("generated ", plural(t.generated_tokens, "token", "tokens"));
+            if (decoded > 0 && t.generation_seconds > 0)
+              generated_part += str_cat(", ", decoded, " of them by decoding in ", fixed(t.generation_seconds, 3), " s (",
+                                        fixed(decoded / t.generation_seconds, 1), " tok/s)");
+            std::fprintf(stderr, "glass: %s; %s; loaded in %s s; %s\n", prompt_part.c_str(), generated_part.c_str(),
+                         fixed(load_seconds, 2).c_str(), backend->description().c_str());
             return 0;
           }};
 }

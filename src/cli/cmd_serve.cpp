@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/model_files.h"
 #include "base/checked_math.h"
 #include "base/error.h"
 #include "cli/commands.h"
@@ -51,7 +52,7 @@ Command add_serve_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat/completions, completions, models) with continuous batching");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   sub->add_option("--model-name", o->model_name, "The model id clients use and /v1/models lists (default: the folder's name)");
   sub->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   sub->add_option("--port", o->port, "Port (0: any free port; the chosen one is printed)")->capture_default_str();
@@ -78,7 +79,7 @@ Command add_serve_command(CLI::App& app) {
   o->template_options.add_to(sub, false)[0]->description(
       "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
   return {sub, [o] {
             // Ranges first: every size below is computed from these (before, the budget's
@@ -110,10 +111,10 @@ Command add_serve_command(CLI::App& app) {
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = Tokenizer::load(dir);
+            const Tokenizer tokenizer = load_model_tokenizer(dir);
             std::unique_ptr<ChatTemplate> chat_template;
             try {
-              chat_template = std::make_unique<ChatTemplate>(ChatTemplate::from_checkpoint(dir));
+              chat_template = std::make_unique<ChatTemplate>(load_model_chat_template(dir));
             } catch (const Error& e) {
               std::fprintf(stderr, "glass serve: no chat template (%s); /v1/chat/completions will refuse requests\n", e.what());
             }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
@@ -22,9 +23,12 @@ namespace {
 // -m DIR or tokenizer.json; without it the demo model's tokenizer, which is the real
 // Qwen2.5 tokenizer (the demo's random weights do not matter here).
 Tokenizer load_tokenizer(const std::string& flag) {
-  if (!flag.empty()) return Tokenizer::load(flag);
+  if (!flag.empty()) {
+    check_model_path(flag, "tokenizer.json");
+    return load_model_tokenizer(flag);
+  }
   std::cerr << "glass: no -m given: using the built-in demo model's tokenizer (the real Qwen2.5 tokenizer)\n";
-  return Tokenizer::load(demo_model_dir());
+  return load_model_tokenizer(demo_model_dir());
 }
 
 // Bytes as a JSON-style string literal; bytes that are not UTF-8 (half a character) as \xNN.
@@ -103,7 +107,7 @@ Command add_tokenize_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("tokenize", "Text to token ids");
-  sub->add_option("-m,--model", o->model, "Folder with tokenizer.json (or vocab.json + merges.txt), or a tokenizer.json (default: the built-in demo model's Qwen2.5 tokenizer)");
+  sub->add_option("-m,--model", o->model, "Folder with tokenizer.json (or vocab.json + merges.txt), a tokenizer.json, or a GGUF file (default: the built-in demo model's Qwen2.5 tokenizer)");
   sub->add_option("--text", o->text, "One text: prints its ids, then each token's id, vocabulary string and bytes");
   sub->add_flag("--jsonl", o->jsonl, "Read one JSON string per line on stdin; write one JSON array of ids per line");
   sub->add_flag("--special-as-text", o->special_as_text, "Tokenize special tokens written in the text (<|im_end|>, ...) as plain text");
@@ -153,7 +157,7 @@ Command add_detokenize_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("detokenize", "Token ids to text");
-  sub->add_option("-m,--model", o->model, "Folder with tokenizer.json (or vocab.json + merges.txt), or a tokenizer.json (default: the built-in demo model's Qwen2.5 tokenizer)");
+  sub->add_option("-m,--model", o->model, "Folder with tokenizer.json (or vocab.json + merges.txt), a tokenizer.json, or a GGUF file (default: the built-in demo model's Qwen2.5 tokenizer)");
   sub->add_option("--ids", o->ids, "Token ids, e.g. \"9707 11 1879\": prints their text and a newline");
   sub->add_flag("--jsonl", o->jsonl, "Read one JSON array of ids per line on stdin; write one JSON string per line");
   sub->add_flag("--skip-special", o->skip_special, "Leave out special tokens");
@@ -195,7 +199,7 @@ Command add_bench_tokenizer_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("bench-tokenizer", "Encode throughput on a text file, one thread");
-  sub->add_option("-m,--model", o->model, "Folder with tokenizer.json, or a tokenizer.json (default: the built-in demo model's Qwen2.5 tokenizer)");
+  sub->add_option("-m,--model", o->model, "Folder with tokenizer.json, a tokenizer.json, or a GGUF file (default: the built-in demo model's Qwen2.5 tokenizer)");
   sub->add_option("FILE", o->file, "UTF-8 text to encode as one string")->required();
   sub->add_option("--repeat", o->repeat, "Timed runs; the best is reported")->check(CLI::Range(1, 1000));
   sub->add_flag("--pcre2", o->pcre2, "Split with PCRE2 even where the hand-written splitter applies");

@@ -1,6 +1,9 @@
 // glass trace: one forward pass of a prompt with every stage on view: shapes with named
 // axes, rms/min/max and first values, the logit lens; as a table, JSON, .npy dumps or
 // an HTML page.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -9,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
@@ -96,8 +100,18 @@ std::optional<std::set<std::string>> parse_stages(const std::string& text) {
   return out;
 }
 
-bool has_tokenizer_files(const std::string& dir) {
-  return path_exists(dir + "/tokenizer.json") || path_exists(dir + "/vocab.json");
+// The columns the table may use: $COLUMNS when it is a number (as ls and others read it),
+// else the terminal's width when stdout is one, else the default.
+size_t table_width() {
+  if (const char* env = std::getenv("COLUMNS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(env, &end, 10);
+    if (*end == '\0' && errno == 0 && v > 0) return static_cast<size_t>(v);
+  }
+  winsize ws {};
+  if (::isatty(STDOUT_FILENO) != 0 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return TableOptions::kDefaultTableWidth;
 }
 
 }  // namespace
@@ -106,13 +120,13 @@ Command add_trace_command(CLI::App& app) {
   struct Options {
     std::string model, prompt, ids, format = "table", layers = "all", positions = "all", stages = "all";
     std::string dump, html;
-    int64_t top_k = 5, first = 8;
+    int64_t top_k = 5, first = 8, width = 0;
     bool per_position = false, no_lens = false, no_special = false;
     RuntimeOptions runtime;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("trace", "Show every stage of one forward pass: shapes, statistics, logit lens");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompt, "Prompt text");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"");
   prompt->excludes(ids);
@@ -127,15 +141,19 @@ Command add_trace_command(CLI::App& app) {
   sub->add_option("--top-k", o->top_k, "Tokens per logit-lens cell and for the final prediction")->capture_default_str();
   sub->add_option("--first", o->first, "First values reported per position")->capture_default_str();
   sub->add_flag("--per-position", o->per_position, "Table: a line per position under each stage");
+  auto* width = sub->add_option("--width", o->width,
+                  "Table: columns to fit (default: $COLUMNS, else the terminal's width, else 120); the logit lens "
+                  "stacks its positions in blocks that fit");
   sub->add_flag("--no-lens", o->no_lens, "Skip the logit lens");
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
-  o->runtime.add_to(sub, "f32");
+  o->runtime.add_to(sub);
 
-  return {sub, [o] {
+  return {sub, [o, width] {
             if (o->format != "table" && o->format != "json") fail("--format: \"", o->format, "\" is not one of table, json");
             if (o->prompt.empty() && o->ids.empty()) fail("give a prompt with -p TEXT or --ids \"...\"");
             check_range("--top-k", o->top_k, 1, kMaxShowTop);
             check_range("--first", o->first, 0, kMaxFirstValues);
+            if (*width) check_range("--width", o->width, TableOptions::kMinTableWidth, 100000);
             const std::string dir = resolve_model_dir(o->model);
             const KVType kv = o->runtime.kv();
             const auto backend = o->runtime.backend();
@@ -144,7 +162,7 @@ Command add_trace_command(CLI::App& app) {
 
             // The tokenizer names the tokens; with --ids it is optional.
             std::optional<Tokenizer> tokenizer;
-            if (!o->prompt.empty() || has_tokenizer_files(dir)) tokenizer = Tokenizer::load(dir);
+            if (!o->prompt.empty() || model_has_tokenizer(dir)) tokenizer = load_model_tokenizer(dir);
             std::vector<int32_t> prompt_ids;
             if (!o->prompt.empty()) {
               EncodeOptions enc;
@@ -221,6 +239,8 @@ Command add_trace_command(CLI::App& app) {
             } else {
               TableOptions table;
               table.per_position = o->per_position;
+              table.first_values = o->first;
+              table.width = o->width > 0 ? static_cast<size_t>(o->width) : table_width();
               print_trace_table(report, std::cout, table);
             }
             return 0;

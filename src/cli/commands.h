@@ -25,5 +25,6 @@ Command add_chat_template_command(CLI::App& app);
 Command add_trace_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_serve_command(CLI::App& app);
+Command add_convert_command(CLI::App& app);
 
 }  // namespace glass::cli

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "base/json_fields.h"
 #include "io/checkpoint.h"
 #include "runtime/chat_prompt.h"
+#include "runtime/model_files.h"
 
 namespace glass::cli {
 
@@ -26,7 +28,9 @@ void add_override(CLI::App* sub, const std::string& name, std::optional<T>& targ
 }  // namespace
 
 void GenerationOptions::add_to(CLI::App* sub) {
-  add_override(sub, "-n,--max-new-tokens", overrides.max_new_tokens, "Most tokens to generate (default: until eos or the context ends)");
+  add_override(sub, "-n,--max-new-tokens", overrides.max_new_tokens,
+               "Most tokens to generate (default: generation_config.json's max_new_tokens; else run: 20, as "
+               "transformers; chat and serve: until the reply or the context ends)");
   add_override(sub, "--temperature", overrides.temperature, "Softmax temperature; > 0 also turns sampling on, 0 means greedy");
   add_override(sub, "--top-k", overrides.top_k, "Keep the k most likely tokens (ties kept; 0: off)");
   add_override(sub, "--top-p", overrides.top_p, "Nucleus: keep the smallest set with probability >= p (1: off)");
@@ -34,7 +38,7 @@ void GenerationOptions::add_to(CLI::App* sub) {
   add_override(sub, "--repetition-penalty", overrides.repetition_penalty, "Penalize ids seen in prompt and output (1: off)");
   add_override(sub, "--presence-penalty", overrides.presence_penalty, "OpenAI presence penalty over the output (0: off)");
   add_override(sub, "--frequency-penalty", overrides.frequency_penalty, "OpenAI frequency penalty over the output (0: off)");
-  add_override(sub, "--seed", overrides.seed, "Seed of the sampler (default: random, reported)");
+  sub->add_option("--seed", seed, "Seed of the sampler; -1: random, as by default (the seed used is reported)");
   sub->add_option_function<std::vector<std::string>>(
       "--stop", [this](const std::vector<std::string>& v) { overrides.stop_strings = v; },
       "Stop when the text contains this string (not printed); repeatable");
@@ -46,7 +50,7 @@ void GenerationOptions::add_to(CLI::App* sub) {
   sub->add_option("--chain-order", chain_order, "Order of the logits processors: transformers (default) or llama.cpp");
 }
 
-SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
+SamplingParams GenerationOptions::resolve(const std::string& model_path) const {
   if (greedy && sample) fail("--greedy and --sample contradict each other");
   // Each flag on its own, so the error names it.
   auto only = [](auto member, const auto& value) {
@@ -67,19 +71,18 @@ SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   };
   for (const auto& [flag, single] : singles) apply_overrides(SamplingParams{}, single).validate(flag);
 
-  const std::string gen_path = model_dir + "/generation_config.json";
-  SamplingParams params = load_generation_config(gen_path);
-  if (params.eos_token_ids.empty()) {
-    const std::string config_path = model_dir + "/config.json";
-    const Json config = read_json_file(config_path);
-    if (auto eos = config.find("eos_token_id"); eos != config.end()) {
-      if (eos->is_number_integer()) params.eos_token_ids.push_back(eos->get<int32_t>());
-      else if (eos->is_array())
-        for (const Json& id : *eos)
-          if (id.is_number_integer()) params.eos_token_ids.push_back(id.get<int32_t>());
-    }
-  }
   SamplingOverrides o = overrides;
+  if (!seed.empty() && seed != "-1") {
+    uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(seed.data(), seed.data() + seed.size(), value);
+    if (ec != std::errc() || end != seed.data() + seed.size())
+      fail("--seed: must be -1 (random) or an integer from 0 to 18446744073709551615, got \"", seed, "\"");
+    o.seed = value;
+  }
+
+  GenerationDefaults defaults = load_generation_defaults(model_path);
+  if (!defaults.note.empty()) std::cerr << "glass: " << defaults.note << "\n";
+  SamplingParams params = std::move(defaults.params);
   if (!chain_order.empty()) o.chain_order = parse_chain_order(chain_order, "--chain-order");
   if (o.temperature) o.do_sample = *o.temperature > 0;
   if (sample) o.do_sample = true;
@@ -91,7 +94,7 @@ SamplingParams GenerationOptions::resolve(const std::string& model_dir) const {
   }
   if (ignore_eos) o.eos_token_ids = std::vector<int32_t>{};
   params = apply_overrides(params, o);
-  params.validate(gen_path + " with the command-line flags");
+  params.validate(defaults.source + " with the command-line flags");
   return params;
 }
 

@@ -3,6 +3,7 @@
 // field, and the chat template's variables; and how a reply that reasons is printed.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,17 +16,23 @@
 
 namespace glass::cli {
 
+// glass run's limit on new tokens when neither -n nor generation_config.json sets one:
+// transformers' default (its max_length of 20, counted past the prompt).
+inline constexpr int64_t kDefaultMaxNewTokens = 20;
+
 struct GenerationOptions {
   SamplingOverrides overrides;
   bool greedy = false;
   bool sample = false;
   bool ignore_eos = false;
   std::string chain_order;
+  std::string seed;  // --seed as given: -1 (random, llama.cpp's spelling) or 0 .. 2^64-1
 
   void add_to(CLI::App* sub);
-  // generation_config.json of `model_dir` (transformers' defaults without one), eos ids
-  // from config.json when it lists none, then the flags. Errors name the flag or file.
-  SamplingParams resolve(const std::string& model_dir) const;
+  // The model's generation defaults (load_generation_defaults: a folder's
+  // generation_config.json, a GGUF's general.sampling.*; a note about them on stderr), then
+  // the flags. Errors name the flag or file.
+  SamplingParams resolve(const std::string& model_path) const;
 };
 
 // --chat-template-kwargs JSON (run, chat, serve) and --no-think (run, chat): extra

@@ -1,5 +1,6 @@
 #include "cli/model_source.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "base/error.h"
@@ -9,8 +10,24 @@ namespace glass::cli {
 
 std::string demo_model_dir() { return GLASS_DEMO_MODEL_DIR; }
 
+void check_model_path(const std::string& path, const std::string& json_kind) {
+  if (is_directory(path) || is_gguf_path(path)) return;
+  const std::string takes = str_cat("-m takes a checkpoint folder (config.json, tokenizer.json, *.safetensors) or a .gguf file",
+                                    json_kind.empty() ? "" : " or a " + json_kind + " file");
+  if (!path_exists(path)) fail("-m ", path, ": no such file or folder; ", takes);
+  if (!json_kind.empty() && path.ends_with(".json") && !path.ends_with(".safetensors.index.json")) return;
+  if (path.ends_with(".safetensors") || path.ends_with(".safetensors.index.json")) {
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    fail("-m ", path, ": is a safetensors weight file, not a model; ", takes, ": here -m ", folder.empty() ? "." : folder);
+  }
+  fail("-m ", path, ": is neither a checkpoint folder nor a GGUF file; ", takes);
+}
+
 std::string resolve_model_dir(const std::string& flag) {
-  if (!flag.empty()) return flag;
+  if (!flag.empty()) {
+    check_model_path(flag, "");
+    return flag;
+  }
   const std::string dir = demo_model_dir();
   if (!path_exists(dir + "/model.safetensors"))
     fail("no -m given and the built-in demo model is missing at ", dir, " (build the demo_model target)");

@@ -4,8 +4,7 @@
 
 namespace glass::cli {
 
-void RuntimeOptions::add_to(CLI::App* sub, const std::string& default_kv) {
-  kv_type = default_kv;
+void RuntimeOptions::add_to(CLI::App* sub) {
   sub->add_option("--kernels", kernels, "cpu (SIMD, threaded) or reference (scalar oracle)")->capture_default_str();
   sub->add_option("-t,--threads", threads, "Threads (0: every CPU)")->capture_default_str();
   sub->add_option("--weight-type", weight_type,

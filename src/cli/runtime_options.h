@@ -12,13 +12,17 @@
 
 namespace glass::cli {
 
+// The KV-cache element type when --kv-type is not given: one for every command, so that
+// what `inspect` reports is what `run`, `chat`, `serve` and `bench` allocate.
+inline constexpr const char* kDefaultKVType = "f32";
+
 struct RuntimeOptions {
   std::string kernels = "cpu";
   int threads = 0;
   std::string weight_type;  // empty: as stored
-  std::string kv_type;      // empty: the command's default
+  std::string kv_type = kDefaultKVType;
 
-  void add_to(CLI::App* sub, const std::string& default_kv);
+  void add_to(CLI::App* sub);
   LoadOptions load_options() const;
   KVType kv() const;
   std::unique_ptr<Backend> backend() const;

@@ -2,8 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+#include <string_view>
+
 #include "base/error.h"
 #include "base/json_fields.h"
+#include "io/gguf.h"
+#include "io/gguf_model.h"
+#include "io/safetensors.h"
 
 namespace glass {
 
@@ -17,9 +23,60 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
-  if (!path_exists(dir)) fail(dir, ": model folder does not exist");
-  if (!is_directory(dir)) fail(dir, ": not a folder (expected a Hugging Face checkpoint folder)");
+bool is_gguf_path(const std::string& path) {
+  if (is_directory(path)) return false;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) return true;
+  // A GGUF saved under another name (a download without its extension) by its magic.
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, sizeof magic) && std::string_view(magic, sizeof magic) == "GGUF";
+}
+
+int64_t CheckpointTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string CheckpointTensor::shape_string() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Checkpoint::Checkpoint(const std::string& path) : path_(path) {
+  if (!path_exists(path)) fail(path, ": does not exist (expected a checkpoint folder or a .gguf file)");
+  if (is_gguf_path(path)) {
+    open_gguf();
+  } else if (is_directory(path)) {
+    open_folder();
+  } else {
+    fail(path, ": not a folder or a .gguf file (expected a Hugging Face checkpoint folder or a llama.cpp GGUF file)");
+  }
+}
+
+Checkpoint::~Checkpoint() = default;
+
+void Checkpoint::open_gguf() {
+  format_ = CheckpointFormat::kGguf;
+  gguf_ = std::make_unique<GgufSet>(path_);
+  config_path_ = gguf_->path() + " (metadata)";
+  config_ = model_config_from_gguf(*gguf_);
+  for (const GgufFile& part : gguf_->parts()) weight_files_.push_back(part.path());
+  for (const GgufTensor* t : gguf_->tensors()) {
+    CheckpointTensor& c = by_name_[t->name];
+    c.name = t->name;
+    c.type = t->type;
+    c.dtype = weight_type_name(t->type);
+    c.shape = t->shape;
+    c.data = t->data;
+    c.nbytes = t->nbytes;
+    c.file = std::string(t->file);
+  }
+}
+
+void Checkpoint::open_folder() {
+  const std::string& dir = path_;
   config_path_ = dir + "/config.json";
   if (!path_exists(config_path_))
     fail(config_path_, ": missing; a checkpoint folder needs config.json beside its weights");
@@ -32,9 +89,37 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
   } else if (path_exists(single_path)) {
     files_.push_back(std::make_unique<SafetensorsFile>(single_path));
     weight_files_.push_back(single_path);
-    for (const auto& [name, info] : files_.back()->tensors()) by_name_[name] = &info;
+    add_safetensors(*files_.back());
   } else {
-    fail(dir, ": no weights: expected model.safetensors or model.safetensors.index.json with its shards");
+    fail(dir, ": no weights: expected model.safetensors or model.safetensors.index.json with its shards (or give a .gguf file)");
+  }
+}
+
+namespace {
+
+// The safetensors dtypes weights can be computed in.
+std::optional<WeightType> weight_type_of(DType d) {
+  switch (d) {
+    case DType::F32: return WeightType::F32;
+    case DType::F16: return WeightType::F16;
+    case DType::BF16: return WeightType::BF16;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void Checkpoint::add_safetensors(const SafetensorsFile& file, const std::string& only) {
+  for (const auto& [name, info] : file.tensors()) {
+    if (!only.empty() && name != only) continue;
+    CheckpointTensor& c = by_name_[name];
+    c.name = name;
+    c.type = weight_type_of(info.dtype);
+    c.dtype = dtype_name(info.dtype);
+    c.shape = info.shape;
+    c.data = info.data;
+    c.nbytes = info.nbytes;
+    c.file = info.file;
   }
 }
 
@@ -53,45 +138,44 @@ void Checkpoint::open_index(const std::string& index_path) {
            "\"; shards must be plain file names in the same folder");
     auto s = shards.find(shard);
     if (s == shards.end()) {
-      const std::string shard_path = dir_ + "/" + shard;
+      const std::string shard_path = path_ + "/" + shard;
       if (!path_exists(shard_path))
-        fail(index_path, ": shard \"", shard, "\" (holding \"", it.key(), "\") is missing from ", dir_);
+        fail(index_path, ": shard \"", shard, "\" (holding \"", it.key(), "\") is missing from ", path_);
       files_.push_back(std::make_unique<SafetensorsFile>(shard_path));
       weight_files_.push_back(shard_path);
       s = shards.emplace(shard, files_.back().get()).first;
     }
-    const TensorInfo* info = s->second->find(it.key());
-    if (info == nullptr)
+    if (s->second->find(it.key()) == nullptr)
       fail(index_path, ": tensor \"", it.key(), "\" is mapped to \"", shard, "\" but that shard does not contain it");
-    by_name_[it.key()] = info;
+    add_safetensors(*s->second, it.key());
   }
 }
 
-const TensorInfo* Checkpoint::find(const std::string& name) const {
+const CheckpointTensor* Checkpoint::find(const std::string& name) const {
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  return it == by_name_.end() ? nullptr : &it->second;
 }
 
-const TensorInfo& Checkpoint::get(const std::string& name) const {
-  const TensorInfo* t = find(name);
+const CheckpointTensor& Checkpoint::get(const std::string& name) const {
+  const CheckpointTensor* t = find(name);
   if (t == nullptr) {
     std::string files;
     for (const auto& f : weight_files_) files += (files.empty() ? "" : ", ") + f;
-    fail(dir_, ": tensor \"", name, "\" is missing (searched ", files, ")");
+    fail(path_, ": tensor \"", name, "\" is missing (searched ", files, ")");
   }
   return *t;
 }
 
-std::vector<const TensorInfo*> Checkpoint::tensors() const {
-  std::vector<const TensorInfo*> out;
+std::vector<const CheckpointTensor*> Checkpoint::tensors() const {
+  std::vector<const CheckpointTensor*> out;
   out.reserve(by_name_.size());
-  for (const auto& [_, t] : by_name_) out.push_back(t);
+  for (const auto& [_, t] : by_name_) out.push_back(&t);
   return out;
 }
 
 size_t Checkpoint::weight_bytes() const {
   size_t n = 0;
-  for (const auto& [_, t] : by_name_) n += t->nbytes;
+  for (const auto& [_, t] : by_name_) n += t.nbytes;
   return n;
 }
 

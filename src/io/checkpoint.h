@@ -1,43 +1,82 @@
-// A Hugging Face checkpoint folder as downloaded: config.json plus model.safetensors,
-// or shards listed by model.safetensors.index.json. Tensors stay memory-mapped.
+// A model's weights and description as downloaded: a Hugging Face checkpoint folder
+// (config.json plus model.safetensors, or shards listed by model.safetensors.index.json),
+// or a llama.cpp GGUF file (one file or a gguf-split set). Tensors stay memory-mapped.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "io/model_config.h"
-#include "io/safetensors.h"
+#include "quant/weight_type.h"
 
 namespace glass {
 
+class GgufSet;
+class SafetensorsFile;
+
+enum class CheckpointFormat { kHuggingFace, kGguf };
+
+// A tensor as the model loader sees it, whatever the file format.
+struct CheckpointTensor {
+  std::string name;                // as the file names it
+  std::optional<WeightType> type;  // unset: a dtype glass computes nothing with (e.g. I64)
+  std::string dtype;               // the file's own name for its type: "BF16", "q4_K"
+  std::vector<int64_t> shape;      // PyTorch order: [rows, cols] for a matrix
+  const std::byte* data = nullptr;  // into the mapped file
+  size_t nbytes = 0;
+  std::string file;  // the file it lives in, for messages
+
+  int64_t numel() const;
+  std::string shape_string() const;  // "[896, 151936]"
+};
+
+// Whether `path` names a GGUF file: by its name, as llama.cpp users name them, or by the
+// magic at its start.
+bool is_gguf_path(const std::string& path);
+
 class Checkpoint {
  public:
-  // Opens `dir`: validates config.json, maps every weight file. Throws glass::Error.
-  explicit Checkpoint(const std::string& dir);
+  // Opens a checkpoint folder or a .gguf file: validates the description, maps every
+  // weight file. Throws glass::Error (glass::Unsupported for a well-formed model glass
+  // does not run).
+  explicit Checkpoint(const std::string& path);
+  ~Checkpoint();
 
-  const std::string& dir() const { return dir_; }
+  CheckpointFormat format() const { return format_; }
+  // The folder, or the GGUF file's path.
+  const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
+  // What messages name as the model's description: config.json, or the GGUF's metadata.
   const std::string& config_path() const { return config_path_; }
   const std::vector<std::string>& weight_files() const { return weight_files_; }
+  // The GGUF set, for its metadata (tokenizer, chat template); null for a folder.
+  const GgufSet* gguf() const { return gguf_.get(); }
 
   // nullptr when absent.
-  const TensorInfo* find(const std::string& name) const;
+  const CheckpointTensor* find(const std::string& name) const;
   // Throws naming the tensor and the weight files searched.
-  const TensorInfo& get(const std::string& name) const;
+  const CheckpointTensor& get(const std::string& name) const;
   // Every tensor, sorted by name.
-  std::vector<const TensorInfo*> tensors() const;
+  std::vector<const CheckpointTensor*> tensors() const;
   size_t weight_bytes() const;
 
  private:
+  void open_folder();
   void open_index(const std::string& index_path);
-  std::string dir_;
+  void add_safetensors(const SafetensorsFile& file, const std::string& only = "");
+  void open_gguf();
+
+  CheckpointFormat format_ = CheckpointFormat::kHuggingFace;
+  std::string path_;
   std::string config_path_;
   ModelConfig config_;
   std::vector<std::string> weight_files_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
-  std::map<std::string, const TensorInfo*> by_name_;
+  std::unique_ptr<GgufSet> gguf_;
+  std::map<std::string, CheckpointTensor> by_name_;
 };
 
 bool path_exists(const std::string& path);

@@ -225,7 +225,9 @@ Json ModelConfig::to_json() const {
          {"eos_token_id", 151643},
          {"torch_dtype", torch_dtype.empty() ? "bfloat16" : torch_dtype}};
   if (t.bias_from_config) j["attention_bias"] = attention_bias;
-  if (t.default_head_dim != 0 || head_dim != hidden_size / num_heads) j["head_dim"] = head_dim;
+  // Written unless hidden_size / num_attention_heads gives it exactly: 65 / 4 truncates to
+  // 16, but without head_dim that config is refused (found by fuzz_model_config).
+  if (t.default_head_dim != 0 || head_dim * num_heads != hidden_size) j["head_dim"] = head_dim;
   if (rope_scaling.type != RopeScalingType::kNone) {
     Json s{{"rope_type", rope_scaling_type_name(rope_scaling.type)}, {"factor", rope_scaling.factor}};
     if (rope_scaling.type == RopeScalingType::kYarn) {

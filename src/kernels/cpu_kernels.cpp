@@ -99,6 +99,8 @@ bool tiles_for(const WeightMatrix& w, const CpuFeatures& features) {
 }
 }  // namespace
 
+bool cpu_layout_tiles(const WeightMatrix& w, const CpuFeatures& features) { return tiles_for(w, features) && !w.tiled; }
+
 bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features) {
   if (tiles_for(w, features)) return !w.tiled;
   if (w.tiled) return true;
@@ -179,9 +181,9 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
     case Route::Decoded: return std::string(simd_target()) + " (decoded to f32)";
     case Route::Vector: break;
   }
-  if (!simd::has_kernel(w.type)) return std::string(simd_target()) + " (decoded to f32)";
   std::string s = simd_target();
-  if (interleavable(w.type) && w.interleaved && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
+  if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
+  if (interleavable(w.type) && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
   return s;
 }
 
@@ -217,7 +219,7 @@ CpuKernels::ComputePath CpuKernels::compute_path(WeightType type, int64_t n) con
     case Route::Decoded:
     case Route::Vector: break;
   }
-  if (interleavable(type) && simd::has_kernel(type)) {
+  if (interleavable(type)) {
     if (avx3 && features_.avx512_vnni) p.instruction = ComputeInstruction::Vnni256, p.valid = true, p.how = "vpdpbusd ymm";
     else if (avx3 || avx2) p.instruction = ComputeInstruction::Int8Avx2, p.valid = true, p.how = "vpmaddubsw ymm";
   } else if (avx3) {
@@ -237,8 +239,9 @@ CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
 
 const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
-  // f32 and f16 kernels, and rows decoded to f32, read x as it is.
-  if (route == Route::Decoded || type == WeightType::F32 || type == WeightType::F16 || !simd::has_kernel(type))
+  // Rows decoded to f32 and the float kernels read x as it is, but for bf16's reordering
+  // (simd::prepare_rows).
+  if (route == Route::Decoded || (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
     return reinterpret_cast<const std::byte*>(x);
   const bool amx = route == Route::Tiles || route == Route::Vnni;
   const size_t bytes = amx ? amx::prepared_bytes(type, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
@@ -285,8 +288,7 @@ void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte
     case Route::Decoded: decoded_rows(w, reinterpret_cast<const float*>(xp), n, row_begin, row_end, bias, y); return;
     case Route::Vector: break;
   }
-  if (simd::has_kernel(w.type)) simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
-  else decoded_rows(w, reinterpret_cast<const float*>(xp), n, row_begin, row_end, bias, y);
+  simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
 }
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {

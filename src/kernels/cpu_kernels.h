@@ -54,6 +54,8 @@ struct CpuFeatures {
 // `w` in it, in a new buffer that replaces `storage` when it had to move (storage holds w's
 // bytes or is null when they belong to someone else, e.g. a memory map).
 bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features = CpuFeatures::detect());
+// Whether that layout is AMX tiles (and `w` is not tiled yet).
+bool cpu_layout_tiles(const WeightMatrix& w, const CpuFeatures& features = CpuFeatures::detect());
 WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& storage,
                         const CpuFeatures& features = CpuFeatures::detect());
 

@@ -4,6 +4,7 @@
 #define HWY_TARGET_INCLUDE "kernels/simd_kernels.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
+#include "hwy/aligned_allocator.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "base/half.h"
 #include "kernels/simd_kernels.h"
@@ -66,8 +68,25 @@ HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
 // ---------------------------------------------------------------- activations
 
 size_t PreparedRowBytes(WeightType type, int64_t cols) {
-  if (interleavable(type)) return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+  if (traits(type).activation == ActivationFormat::Int8x32)
+    return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
   return static_cast<size_t>(cols) * sizeof(float);
+}
+
+// As ggml's quantize_row_q8_0 on x86: the scale amax / 127 rounded to f16 as its blocks
+// store it, values multiplied by 127 / amax and rounded to even, so that the products are
+// llama.cpp's.
+void QuantizeBlock32(const float* v, ActBlock& out) {
+  float amax = 0;
+  for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
+  const float id = amax != 0 ? 127.0f / amax : 0.0f;
+  out.scale = f16_to_f32(f32_to_f16(amax / 127.0f));
+  int32_t sum = 0;
+  for (int j = 0; j < 32; ++j) {
+    out.q[j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
+    sum += out.q[j];
+  }
+  out.sum = sum;
 }
 
 // BF16 kernels read 2L weights as L u32 lanes and split them into even and odd
@@ -96,123 +115,85 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
         for (int64_t c = whole; c < cols; ++c) dst[c] = src[c];
         break;
       }
-      default: {  // Q8_0, Q4_0 (has_kernel)
-        auto* blocks = reinterpret_cast<ActBlock*>(row);
-        for (int64_t b = 0; b < cols / kQuantBlock; ++b) {
-          const float* v = src + b * kQuantBlock;
-          float amax = 0;
-          for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
-          const float d = amax / 127.0f;
-          const float id = d != 0 ? 1.0f / d : 0.0f;
-          blocks[b].scale = d;
-          int32_t sum = 0;
-          for (int j = 0; j < 32; ++j) {
-            blocks[b].q[j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
-            sum += blocks[b].q[j];
-          }
-          blocks[b].sum = sum;
+      default:
+        if (traits(type).activation == ActivationFormat::Int8x32) {
+          auto* blocks = reinterpret_cast<ActBlock*>(row);
+          for (int64_t b = 0; b < cols / kQuantBlock; ++b) QuantizeBlock32(src + b * kQuantBlock, blocks[b]);
+        } else {  // the block types decoded to float (simd_block_decode.inc)
+          std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(float));
         }
         break;
-      }
     }
   }
 }
 
 // ---------------------------------------------------------------- float tiles
 
+// The float weight types as loaders for the one float tile below: each step reads
+// kVectors vectors of weights at column c, which multiply the activations at c, c + L, ...
+// of the prepared row; Value gives one weight for the scalar tail.
+struct F32Weights {
+  static constexpr int kVectors = 1;
+  static constexpr int64_t kBytes = 4;
+  static HWY_INLINE void Load(DF df, const std::byte* row, int64_t c, VF* v) {
+    v[0] = hn::LoadU(df, reinterpret_cast<const float*>(row) + c);
+  }
+  static float Value(const std::byte* row, int64_t c) { return reinterpret_cast<const float*>(row)[c]; }
+};
+struct F16Weights {
+  static constexpr int kVectors = 1;
+  static constexpr int64_t kBytes = 2;
+  static HWY_INLINE void Load(DF df, const std::byte* row, int64_t c, VF* v) {
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    v[0] = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(row) + c));
+  }
+  static float Value(const std::byte* row, int64_t c) { return f16_to_f32(reinterpret_cast<const uint16_t*>(row)[c]); }
+};
+// 2L weights read as L u32 lanes and split into the even and the odd elements (a shift
+// and a mask, no shuffles); PrepareRows stores the activations in that order.
+struct BF16Weights {
+  static constexpr int kVectors = 2;
+  static constexpr int64_t kBytes = 2;
+  static HWY_INLINE void Load(DF df, const std::byte* row, int64_t c, VF* v) {
+    const hn::RebindToUnsigned<DF> du;
+    const auto u = hn::LoadU(du, reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint16_t*>(row) + c));
+    v[0] = hn::BitCast(df, hn::ShiftLeft<16>(u));
+    v[1] = hn::BitCast(df, hn::And(u, hn::Set(du, 0xFFFF0000u)));
+  }
+  static float Value(const std::byte* row, int64_t c) { return bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[c]); }
+};
+
 // R weight rows x T tokens. `x` points at token t0's prepared row; rows of x are
 // `xstride` floats apart. Output y[t * ystride + r].
-template <int R, int T>
-HWY_INLINE void TileBF16(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
-                         float* y, int64_t ystride) {
+template <class Weights, int R, int T>
+HWY_INLINE void TileFloat(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
+                          float* y, int64_t ystride) {
   const DF df;
-  const hn::RebindToUnsigned<DF> du;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
+  constexpr int V = Weights::kVectors;
+  const int64_t step = V * L;
   const int64_t cols = w.cols;
-  const int64_t whole = cols / (2 * L) * (2 * L);
-  const auto hi_mask = hn::Set(du, 0xFFFF0000u);
+  const int64_t whole = cols / step * step;
   VF acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
-  const uint16_t* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const uint16_t*>(w.row(r0 + r));
+  const std::byte* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = w.row(r0 + r);
   const std::byte* next = NextTile<R, T>(w, r0);
-  for (int64_t c = 0; c < whole; c += 2 * L) {
-    if (next != nullptr) PrefetchBytes(next + c * 2 * R, 4 * L * R);
+  for (int64_t c = 0; c < whole; c += step) {
+    if (next != nullptr) PrefetchBytes(next + c * Weights::kBytes * R, step * Weights::kBytes * R);
     for (int r = 0; r < R; ++r) {
-      const auto u = hn::LoadU(du, reinterpret_cast<const uint32_t*>(wr[r] + c));
-      const VF even = hn::BitCast(df, hn::ShiftLeft<16>(u));
-      const VF odd = hn::BitCast(df, hn::And(u, hi_mask));
-      for (int t = 0; t < T; ++t) {
-        const float* xt = x + t * xstride + c;
-        acc[r][t] = hn::MulAdd(even, hn::LoadU(df, xt), acc[r][t]);
-        acc[r][t] = hn::MulAdd(odd, hn::LoadU(df, xt + L), acc[r][t]);
-      }
+      VF wv[V];
+      Weights::Load(df, wr[r], c, wv);
+      for (int t = 0; t < T; ++t)
+        for (int k = 0; k < V; ++k)
+          acc[r][t] = hn::MulAdd(wv[k], hn::LoadU(df, x + t * xstride + c + k * L), acc[r][t]);
     }
   }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0;
-      for (int64_t c = whole; c < cols; ++c) tail += bf16_to_f32(wr[r][c]) * x[t * xstride + c];
-      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
-    }
-  }
-}
-
-template <int R, int T>
-HWY_INLINE void TileF16(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
-                        float* y, int64_t ystride) {
-  const DF df;
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  const auto L = static_cast<int64_t>(hn::Lanes(df));
-  const int64_t cols = w.cols;
-  const int64_t whole = cols / L * L;
-  VF acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
-  const uint16_t* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const uint16_t*>(w.row(r0 + r));
-  const std::byte* next = NextTile<R, T>(w, r0);
-  for (int64_t c = 0; c < whole; c += L) {
-    if (next != nullptr) PrefetchBytes(next + c * 2 * R, 2 * L * R);
-    for (int r = 0; r < R; ++r) {
-      const VF wv = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(wr[r] + c)));
-      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), acc[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      float tail = 0;
-      for (int64_t c = whole; c < cols; ++c) tail += f16_to_f32(wr[r][c]) * x[t * xstride + c];
-      y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
-    }
-  }
-}
-
-template <int R, int T>
-HWY_INLINE void TileF32(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, const float* bias,
-                        float* y, int64_t ystride) {
-  const DF df;
-  const auto L = static_cast<int64_t>(hn::Lanes(df));
-  const int64_t cols = w.cols;
-  const int64_t whole = cols / L * L;
-  VF acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
-  const float* wr[R];
-  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const float*>(w.row(r0 + r));
-  const std::byte* next = NextTile<R, T>(w, r0);
-  for (int64_t c = 0; c < whole; c += L) {
-    if (next != nullptr) PrefetchBytes(next + c * 4 * R, 4 * L * R);
-    for (int r = 0; r < R; ++r) {
-      const VF wv = hn::LoadU(df, wr[r] + c);
-      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, hn::LoadU(df, x + t * xstride + c), acc[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      float tail = 0;
-      for (int64_t c = whole; c < cols; ++c) tail += wr[r][c] * x[t * xstride + c];
+      for (int64_t c = whole; c < cols; ++c) tail += Weights::Value(wr[r], c) * x[t * xstride + c];
       y[t * ystride + r0 + r] = Finish(df, acc[r][t], tail, bias, r0 + r);
     }
   }
@@ -220,27 +201,61 @@ HWY_INLINE void TileF32(const WeightMatrix& w, int64_t r0, const float* x, int64
 
 // ---------------------------------------------------------------- int8 tiles
 
-// Weights of one block as 32 signed bytes: q8_0 as stored, q4_0 unpacked to -8..7.
 #if GLASS_X86_INT8
 // The block scale through F16C (every AVX2 target has it): the portable bit-twiddling
 // conversion costs more than the block's whole int8 dot product.
 HWY_INLINE float BlockScale(uint16_t h) { return _cvtsh_ss(h); }
+// ggml's hsum_float_8 (and llamafile's hsum): the upper half onto the lower, then pairs.
+HWY_INLINE float SumLanes(__m256 v) {
+  __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+// y[t * ystride + r0 + r] = the lanes of acc[r][t] summed as above, plus the bias.
+template <int R, int T>
+HWY_INLINE void StoreSums(const __m256 (&acc)[R][T], const float* bias, int64_t r0, float* y, int64_t ystride) {
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float s = SumLanes(acc[r][t]);
+      if (bias != nullptr) s += bias[r0 + r];
+      y[t * ystride + r0 + r] = s;
+    }
+  }
+}
+// 16 packed bytes as 32 nibbles: byte j's low nibble is value j, its high nibble value j + 16.
+HWY_INLINE __m256i Nibbles(const uint8_t* q) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);  // high nibbles -> upper lane
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+// Bit j of the 32-bit little-endian word at p, as 16 in byte j (the fifth bit of Q5 codes).
+HWY_INLINE __m256i FifthBits(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  // Byte j takes byte j / 8 of the word, then keeps bit j % 8 of it.
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)),
+                                             _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                               0x0101010101010101, 0x0000000000000000));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(16));
+}
 HWY_INLINE __m256i WeightBytes(const BlockQ8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q));
 }
-HWY_INLINE __m256i WeightBytes(const BlockQ4_0& b) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);  // high nibbles -> upper lane
-  const __m256i nibbles = _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-  return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
-}
+HWY_INLINE __m256i WeightBytes(const BlockQ4_0& b) { return _mm256_sub_epi8(Nibbles(b.q), _mm256_set1_epi8(8)); }
 #else
+HWY_INLINE void Nibbles(const uint8_t* q, int8_t* out) {
+  for (int j = 0; j < 16; ++j) {
+    out[j] = static_cast<int8_t>(q[j] & 0x0f);
+    out[j + 16] = static_cast<int8_t>(q[j] >> 4);
+  }
+}
 HWY_INLINE void WeightBytes(const BlockQ8_0& b, int8_t* out) { std::memcpy(out, b.q, 32); }
 HWY_INLINE void WeightBytes(const BlockQ4_0& b, int8_t* out) {
-  for (int j = 0; j < 16; ++j) {
-    out[j] = static_cast<int8_t>((b.q[j] & 0x0f) - 8);
-    out[j + 16] = static_cast<int8_t>((b.q[j] >> 4) - 8);
-  }
+  Nibbles(b.q, out);
+  for (int j = 0; j < 32; ++j) out[j] = static_cast<int8_t>(out[j] - 8);
 }
 #endif
 
@@ -253,7 +268,6 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
   const Block* wr[R];
   for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const Block*>(w.row(r0 + r));
 #if GLASS_X86_INT8
-  const hn::Full256<float> d8;
   __m256 acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
@@ -273,15 +287,7 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
       }
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < T; ++t) {
-      hn::Vec256<float> v;
-      v.raw = acc[r][t];
-      float s = hn::GetLane(hn::SumOfLanes(d8, v));
-      if (bias != nullptr) s += bias[r0 + r];
-      y[t * ystride + r0 + r] = s;
-    }
-  }
+  StoreSums<R, T>(acc, bias, r0, y, ystride);
 #else
   float acc[R][T] = {};
   int8_t wq[32];
@@ -298,9 +304,12 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) y[t * ystride + r0 + r] = acc[r][t] + (bias != nullptr ? bias[r0 + r] : 0.0f);
+    for (int t = 0; t < T; ++t)
+      y[t * ystride + r0 + r] = acc[r][t] + (bias != nullptr ? bias[r0 + r] : 0.0f);
 #endif
 }
+
+#include "kernels/simd_block_decode.inc"
 
 // ---------------------------------------------------------------- interleaved int8 groups
 
@@ -455,6 +464,43 @@ GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, con
   const __m256 vbias = bias != nullptr ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ystride, _mm256_add_ps(acc[t], vbias));
 }
+
+// TileInt8 on row-major q8_0 / q4_0 (a GGUF's own rows) with vpdpbusd: the weights are made
+// unsigned (q8_0 + 128, q4_0 as its nibbles) and each lane's excess, k times the sum of its
+// 4 activations, is subtracted, so every int32 lane is TileInt8's and the float steps after
+// it are the same: bit-identical results.
+template <class Block, int R, int T>
+GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, const ActBlock* x, int64_t xstride_blocks,
+                                         const float* bias, float* y, int64_t ystride) {
+  constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
+  const int64_t nb = w.cols / kQuantBlock;
+  const Block* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const Block*>(w.row(r0 + r));
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i k = _mm256_set1_epi8(static_cast<char>(kQ8 ? 0x80 : 8));
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i xq[T], excess[T];
+    for (int t = 0; t < T; ++t) {
+      xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t * xstride_blocks + b].q));
+      excess[t] = _mm256_dpbusd_epi32(zero, k, xq[t]);
+    }
+    for (int r = 0; r < R; ++r) {
+      __m256i u;
+      if constexpr (kQ8) u = _mm256_xor_si256(WeightBytes(wr[r][b]), _mm256_set1_epi8(static_cast<char>(0x80)));
+      else u = Nibbles(wr[r][b].q);
+      const float dw = BlockScale(wr[r][b].scale);
+      for (int t = 0; t < T; ++t) {
+        const __m256i dot = _mm256_sub_epi32(_mm256_dpbusd_epi32(zero, u, xq[t]), excess[t]);
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * x[t * xstride_blocks + b].scale),
+                                    acc[r][t]);
+      }
+    }
+  }
+  StoreSums<R, T>(acc, bias, r0, y, ystride);
+}
 #undef GLASS_VNNI
 #define GLASS_HAVE_VNNI_KERNEL 1
 #else
@@ -521,28 +567,58 @@ HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_
 
 // ---------------------------------------------------------------- matmul driver
 
+template <class Block, int R, int T>
+HWY_INLINE void TileInt8Of(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
+                           float* y, int64_t ystride, bool vnni) {
+  const auto* x = reinterpret_cast<const ActBlock*>(prepared);
+  const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
+#if GLASS_HAVE_VNNI_KERNEL
+  if (vnni) {
+    TileInt8Vnni<Block, R, T>(w, r0, x, xstride, bias, y, ystride);
+    return;
+  }
+#endif
+  (void)vnni;
+  TileInt8<Block, R, T>(w, r0, x, xstride, bias, y, ystride);
+}
+// Calls f(std::integral_constant<WeightType, t>) for the block types decoded to float
+// (simd_block_decode.inc), so that their kernels are chosen in one place; false otherwise.
+template <class F>
+HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
+  using W = WeightType;
+  switch (t) {
+    case W::Q4_1: f(std::integral_constant<W, W::Q4_1>{}); return true;
+    case W::Q5_0: f(std::integral_constant<W, W::Q5_0>{}); return true;
+    case W::Q5_1: f(std::integral_constant<W, W::Q5_1>{}); return true;
+    case W::Q2_K: f(std::integral_constant<W, W::Q2_K>{}); return true;
+    case W::Q3_K: f(std::integral_constant<W, W::Q3_K>{}); return true;
+    case W::Q4_K: f(std::integral_constant<W, W::Q4_K>{}); return true;
+    case W::Q5_K: f(std::integral_constant<W, W::Q5_K>{}); return true;
+    case W::Q6_K: f(std::integral_constant<W, W::Q6_K>{}); return true;
+    default: return false;
+  }
+}
+HWY_INLINE bool IsDecoded(WeightType t) {
+  return WithDecodedType(t, [](auto) {});
+}
+
 template <int R, int T>
 HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepared, size_t prow, const float* bias,
-                     float* y, int64_t ystride) {
+                     float* y, int64_t ystride, bool vnni) {
+  const auto* x = reinterpret_cast<const float*>(prepared);
+  const auto xstride = static_cast<int64_t>(prow / 4);
   switch (w.type) {
-    case WeightType::BF16:
-      TileBF16<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
-      return;
-    case WeightType::F16:
-      TileF16<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
-      return;
-    case WeightType::F32:
-      TileF32<R, T>(w, r0, reinterpret_cast<const float*>(prepared), static_cast<int64_t>(prow / 4), bias, y, ystride);
-      return;
-    case WeightType::Q8_0:
-      TileInt8<BlockQ8_0, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared),
-                                static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
-      return;
-    case WeightType::Q4_0:
-      TileInt8<BlockQ4_0, R, T>(w, r0, reinterpret_cast<const ActBlock*>(prepared),
-                                static_cast<int64_t>(prow / sizeof(ActBlock)), bias, y, ystride);
-      return;
-    default:  // no kernel (has_kernel): CpuKernels decodes such rows to f32 first
+    case WeightType::BF16: TileFloat<BF16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
+    case WeightType::F16: TileFloat<F16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
+    case WeightType::F32: TileFloat<F32Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
+    case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride, vnni); return;
+    case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride, vnni); return;
+    default:  // the decoded types, one token at a time (their prefill is DecodedPrefillRows)
+      if constexpr (T == 1) {
+        WithDecodedType(w.type, [&](auto type) {
+          TileDecoded<decltype(type)::value, R>(w, r0, x, bias, y);
+        });
+      }
       return;
   }
 }
@@ -550,10 +626,118 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
 // Rows in steps of R, then one at a time.
 template <int R, int T>
 HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_end, const std::byte* prepared,
-                         size_t prow, const float* bias, float* y) {
+                         size_t prow, const float* bias, float* y, int64_t ystride, bool vnni) {
   int64_t r = row_begin;
-  for (; r + R <= row_end; r += R) Tile<R, T>(w, r, prepared, prow, bias, y, w.rows);
-  for (; r < row_end; ++r) Tile<1, T>(w, r, prepared, prow, bias, y, w.rows);
+  for (; r + R <= row_end; r += R) Tile<R, T>(w, r, prepared, prow, bias, y, ystride, vnni);
+  for (; r < row_end; ++r) Tile<1, T>(w, r, prepared, prow, bias, y, ystride, vnni);
+}
+
+// Prefill: token blocks small enough that their activations stay in L2 while the weight
+// rows stream past, then 4x3 register tiles. Output y[t * ystride + r].
+void PrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, int64_t n, int64_t row_begin,
+                 int64_t row_end, const float* bias, float* y, int64_t ystride, bool vnni) {
+  constexpr int64_t T = 3;
+  const int64_t block = std::max<int64_t>(T, std::min<int64_t>(96, (256 << 10) / static_cast<int64_t>(prow)) / T * T);
+  for (int64_t t0 = 0; t0 < n; t0 += block) {
+    const int64_t t1 = std::min(n, t0 + block);
+    for (int64_t r = row_begin; r < row_end; r += 4) {
+      const int64_t rows = std::min<int64_t>(4, row_end - r);
+      int64_t t = t0;
+      for (; t + T <= t1; t += T) {
+        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
+        float* yt = y + t * ystride;
+        if (rows == 4) Tile<4, 3>(w, r, xp, prow, bias, yt, ystride, vnni);
+        else RowSweep<4, 3>(w, r, r + rows, xp, prow, bias, yt, ystride, vnni);
+      }
+      for (; t < t1; ++t) {
+        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
+        RowSweep<4, 1>(w, r, r + rows, xp, prow, bias, y + t * ystride, ystride, vnni);
+      }
+    }
+  }
+}
+
+template <WeightType Type>
+void DecodeRowOf(const WeightMatrix& w, int64_t r, float* out) {
+  const int64_t values = traits(Type).block_values;
+  const size_t bytes = traits(Type).block_bytes;
+  for (int64_t b = 0; b < w.cols / values; ++b)
+    DecodeBlockTo<Type>(w.row(r) + static_cast<size_t>(b) * bytes, out + b * values);
+}
+
+void DecodeRow(const WeightMatrix& w, int64_t r, float* out) {
+  WithDecodedType(w.type, [&](auto type) { DecodeRowOf<decltype(type)::value>(w, r, out); });
+}
+
+
+// R decoded rows x T tokens over columns [c0, c1): the accumulators live in `acc` (rows
+// of `tokens` vectors) between column chunks, so every output takes the FMAs of
+// TileDecoded in the same order.
+template <int R, int T>
+HWY_INLINE void DecodedMicroTile(const float* rows, int64_t cols, const float* x, int64_t xstride, int64_t c0,
+                                 int64_t c1, VF* acc, int64_t tokens) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  VF a[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) a[r][t] = acc[r * tokens + t];
+  for (int64_t c = c0; c < c1; c += L) {
+    VF wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = hn::Load(df, rows + r * cols + c);
+    for (int t = 0; t < T; ++t) {
+      const VF xv = hn::LoadU(df, x + t * xstride + c);
+      for (int r = 0; r < R; ++r) a[r][t] = hn::MulAdd(wv[r], xv, a[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r * tokens + t] = a[r][t];
+}
+
+// Tokens per micro tile: 4 rows x 6 tokens of accumulators fit AVX-512's 32 registers,
+// 4 x 2 AVX2's 16.
+constexpr int kDecodedTileTokens = HWY_TARGET <= HWY_AVX3 ? 6 : 2;
+
+template <int R>
+HWY_INLINE void DecodedMicroRow(const float* rows, int64_t cols, const float* x, int64_t xstride, int64_t c0,
+                                int64_t c1, VF* acc, int64_t tokens) {
+  constexpr int T = kDecodedTileTokens;
+  int64_t t = 0;
+  for (; t + T <= tokens; t += T) DecodedMicroTile<R, T>(rows, cols, x + t * xstride, xstride, c0, c1, acc + t, tokens);
+  for (; t < tokens; ++t) DecodedMicroTile<R, 1>(rows, cols, x + t * xstride, xstride, c0, c1, acc + t, tokens);
+}
+
+// Prefill of a decoded type: a group of rows is decoded once, then multiplied with a block
+// of tokens a column chunk at a time (the chunk of the rows and of the tokens stays in L1),
+// the accumulators kept between chunks. Each output is the same sum, in the same order, as
+// TileDecoded computes for one token, so a token's results do not depend on its batch.
+void DecodedPrefillRows(const WeightMatrix& w, const float* x, int64_t n, int64_t row_begin, int64_t row_end,
+                        const float* bias, float* y) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  constexpr int64_t kGroup = 16, kTokens = 24, kChunk = 256;
+  const int64_t cols = w.cols;
+  auto decoded = hwy::AllocateAligned<float>(static_cast<size_t>(kGroup * cols));
+  auto acc = hwy::AllocateAligned<float>(static_cast<size_t>(kGroup * kTokens * L));
+  VF* a = reinterpret_cast<VF*>(acc.get());
+  for (int64_t g = row_begin; g < row_end; g += kGroup) {
+    const int64_t m = std::min(kGroup, row_end - g);
+    for (int64_t i = 0; i < m; ++i) DecodeRow(w, g + i, decoded.get() + i * cols);
+    for (int64_t t0 = 0; t0 < n; t0 += kTokens) {
+      const int64_t tokens = std::min(kTokens, n - t0);
+      for (int64_t i = 0; i < m * tokens; ++i) a[i] = hn::Zero(df);
+      const float* xt = x + t0 * cols;
+      for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
+        const int64_t c1 = std::min(cols, c0 + kChunk);
+        int64_t r = 0;
+        for (; r + 4 <= m; r += 4)
+          DecodedMicroRow<4>(decoded.get() + r * cols, cols, xt, cols, c0, c1, a + r * tokens, tokens);
+        for (; r < m; ++r) DecodedMicroRow<1>(decoded.get() + r * cols, cols, xt, cols, c0, c1, a + r * tokens, tokens);
+      }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t t = 0; t < tokens; ++t)
+          y[(t0 + t) * w.rows + g + i] = Finish(df, a[i * tokens + t], 0.0f, bias, g + i);
+    }
+  }
 }
 
 void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
@@ -574,30 +758,14 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     row_begin = end;
     if (row_begin >= row_end) return;
   }
-  if (n == 1) {  // decode: memory-bound, many rows in flight
-    RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y);
-    return;
-  }
-  // Prefill: token blocks small enough that their activations stay in L2 while the
-  // weight rows stream past, then 4x3 register tiles.
-  constexpr int64_t T = 3;
-  const int64_t block = std::max<int64_t>(T, std::min<int64_t>(96, (256 << 10) / static_cast<int64_t>(prow)) / T * T);
-  for (int64_t t0 = 0; t0 < n; t0 += block) {
-    const int64_t t1 = std::min(n, t0 + block);
-    for (int64_t r = row_begin; r < row_end; r += 4) {
-      const int64_t rows = std::min<int64_t>(4, row_end - r);
-      int64_t t = t0;
-      for (; t + T <= t1; t += T) {
-        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
-        float* yt = y + t * w.rows;
-        if (rows == 4) Tile<4, 3>(w, r, xp, prow, bias, yt, w.rows);
-        else RowSweep<4, 3>(w, r, r + rows, xp, prow, bias, yt);
-      }
-      for (; t < t1; ++t) {
-        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
-        RowSweep<4, 1>(w, r, r + rows, xp, prow, bias, y + t * w.rows);
-      }
-    }
+  if (n == 1) {  // decode: memory-bound, many rows in flight (4 for the decoded types, whose
+                 // decoding needs registers of its own)
+    if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+    else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+  } else if (IsDecoded(w.type)) {
+    DecodedPrefillRows(w, reinterpret_cast<const float*>(prepared), n, row_begin, row_end, bias, y);
+  } else {
+    PrefillRows(w, prepared, prow, n, row_begin, row_end, bias, y, w.rows, vnni);
   }
 }
 
@@ -625,6 +793,35 @@ void RmsNorm(const float* x, const float* weight, int64_t n, int64_t dim, float 
   }
 }
 
+// exp(x) as ggml's ggml_v_expf computes it (Arm's optimized-routines expf: x = n ln2 + b,
+// a degree-5 polynomial in b, scaled by 2^n), with its coefficients, so that SiLU is
+// llama.cpp's bit for bit: the int8 kernels quantize what follows it, and a last-bit
+// difference occasionally rounds an activation the other way. ggml has two forms: its
+// AVX-512 build adds the 1 inside the polynomial and scales, its AVX2 build scales 1 + j.
+// Valid where |n| <= 126 (|x| < 87); beyond, +inf or 0 as the sign says.
+HWY_INLINE VF ExpAsGgml(DF df, VF x) {
+  const hn::RebindToSigned<DF> di;
+  const VF r = hn::Set(df, 0x1.8p23f);
+  const VF z = hn::MulAdd(x, hn::Set(df, 0x1.715476p+0f), r);
+  const VF n = hn::Sub(z, r);
+  const VF b = hn::NegMulAdd(n, hn::Set(df, 0x1.7f7d1cp-20f), hn::NegMulAdd(n, hn::Set(df, 0x1.62e4p-1f), x));
+  const VF u = hn::Mul(b, b);
+  const VF high = hn::MulAdd(hn::MulAdd(hn::Set(df, 0x1.0e4020p-7f), b, hn::Set(df, 0x1.573e2ep-5f)), u,
+                             hn::MulAdd(hn::Set(df, 0x1.555e66p-3f), b, hn::Set(df, 0x1.fffdb6p-2f)));
+  // 2^n from its exponent bits.
+  const VF scale = hn::BitCast(df, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127))));
+#if HWY_TARGET <= HWY_AVX3
+  const VF j = hn::MulAdd(high, u, hn::MulAdd(hn::Set(df, 0x1.ffffecp-1f), b, hn::Set(df, 1.0f)));
+  const VF res = hn::Mul(j, scale);
+#else
+  const VF j = hn::MulAdd(high, u, hn::Mul(hn::Set(df, 0x1.ffffecp-1f), b));
+  const VF res = hn::MulAdd(j, scale, scale);
+#endif
+  const auto out_of_range = hn::Gt(hn::Abs(n), hn::Set(df, 126.0f));
+  const VF limit = hn::IfThenElseZero(hn::Gt(n, hn::Zero(df)), hn::Set(df, std::numeric_limits<float>::infinity()));
+  return hn::IfThenElse(out_of_range, limit, res);
+}
+
 void SiluMul(const float* gate, const float* up, int64_t count, float* out) {
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
@@ -632,7 +829,7 @@ void SiluMul(const float* gate, const float* up, int64_t count, float* out) {
   int64_t i = 0;
   for (; i + L <= count; i += L) {
     const VF g = hn::LoadU(df, gate + i);
-    const VF silu = hn::Div(g, hn::Add(one, hn::Exp(df, hn::Neg(g))));
+    const VF silu = hn::Div(g, hn::Add(one, ExpAsGgml(df, hn::Sub(hn::Zero(df), g))));
     hn::StoreU(hn::Mul(silu, hn::LoadU(df, up + i)), df, out + i);
   }
   for (; i < count; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
@@ -845,16 +1042,6 @@ const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 std::vector<int64_t> available_targets() { return hwy::SupportedAndGeneratedTargets(); }
 void force_target(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 const char* name_of_target(int64_t target) { return hwy::TargetName(target); }
-bool has_kernel(WeightType type) {
-  switch (type) {
-    case WeightType::F32:
-    case WeightType::F16:
-    case WeightType::BF16:
-    case WeightType::Q8_0:
-    case WeightType::Q4_0: return true;
-    default: return false;
-  }
-}
 size_t prepared_row_bytes(WeightType type, int64_t cols) { return HWY_DYNAMIC_DISPATCH(PreparedRowBytes)(type, cols); }
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out) {
   HWY_DYNAMIC_DISPATCH(PrepareRows)(type, x, n, cols, out);

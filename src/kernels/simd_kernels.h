@@ -25,13 +25,10 @@ std::vector<int64_t> available_targets();
 void force_target(int64_t target);
 const char* name_of_target(int64_t target);
 
-// Whether matmul_rows has a kernel for the type; CpuKernels decodes the rows of other
-// types to f32 and runs the f32 kernel on them.
-bool has_kernel(WeightType type);
-
 // Activations are prepared once per matmul in the layout the weight type's kernel
-// reads: f32 (F32, F16), f32 reordered within each vector-pair of values (BF16), or
-// blocks of 32 int8 values with a float scale (Q8_0, Q4_0).
+// reads (its ActivationFormat): f32 (F32, F16 and the block types decoded to float),
+// f32 reordered within each vector-pair of values (BF16), or blocks of 32 int8 values
+// with a float scale (Q8_0, Q4_0).
 size_t prepared_row_bytes(WeightType type, int64_t cols);
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out);
 

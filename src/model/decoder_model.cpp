@@ -24,14 +24,9 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-bool stored_weight_type(DType d, WeightType* out) {
-  switch (d) {
-    case DType::F32: *out = WeightType::F32; return true;
-    case DType::F16: *out = WeightType::F16; return true;
-    case DType::BF16: *out = WeightType::BF16; return true;
-    default: return false;
-  }
-}
+// The alignment a type's data needs to be read in place: f32 values, or the 16-bit
+// values and block scales of the others.
+size_t data_alignment(WeightType t) { return t == WeightType::F32 ? 4 : 2; }
 
 // Tensors a checkpoint may carry that no forward pass reads: rotary tables some
 // exporters saved as buffers.
@@ -59,15 +54,15 @@ DecoderModel DecoderModel::load(const std::string& dir, const LoadOptions& optio
   return DecoderModel(std::make_shared<const Checkpoint>(dir), options);
 }
 
-const TensorInfo& DecoderModel::checked(const std::string& name, const std::vector<int64_t>& shape) {
-  const TensorInfo& t = checkpoint_->get(name);
+const CheckpointTensor& DecoderModel::checked(const std::string& name, const std::vector<int64_t>& shape) {
+  const CheckpointTensor& t = checkpoint_->get(name);
   if (t.shape != shape)
     fail(t.file, ": tensor \"", name, "\" has shape ", t.shape_string(), " but ", checkpoint_->config_path(),
          " implies ", shape_str(shape));
-  WeightType wt;
-  if (!stored_weight_type(t.dtype, &wt))
-    fail(t.file, ": tensor \"", name, "\" has dtype ", dtype_name(t.dtype),
-         "; supported weight dtypes are BF16, F16 and F32");
+  if (!t.type)
+    fail(t.file, ": tensor \"", name, "\" has dtype ", t.dtype, "; supported weight dtypes are BF16, F16 and F32");
+  if (traits(*t.type).dequantize == nullptr)
+    refuse(t.file, ": tensor \"", name, "\" is ", t.dtype, ", which glass cannot decode yet");
   used_.push_back(name);
   return t;
 }
@@ -75,16 +70,29 @@ const TensorInfo& DecoderModel::checked(const std::string& name, const std::vect
 WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t expert, int64_t rows, int64_t cols,
                                   std::optional<WeightType> target_type) {
   const std::string name = tensor_name(pattern, layer, expert);
-  const TensorInfo& t = checked(name, {rows, cols});
   WeightMatrix w;
-  stored_weight_type(t.dtype, &w.type);
   w.rows = rows;
   w.cols = cols;
-  w.row_bytes = weight_row_bytes(w.type, cols);
-  w.data = t.data;
-  const bool aligned = reinterpret_cast<uintptr_t>(t.data) % dtype_size(t.dtype) == 0;
+  const CheckpointTensor* tensor;
+  if (expert >= 0 && stacked_experts(pattern)) {  // expert `expert` of a [experts, rows, cols] tensor
+    tensor = &checked(name, {config().num_experts, rows, cols});
+    w.type = *tensor->type;
+    w.row_bytes = weight_row_bytes(w.type, cols);
+    w.data = tensor->data + static_cast<size_t>(expert * rows) * w.row_bytes;
+  } else {
+    tensor = &checked(name, {rows, cols});
+    w.type = *tensor->type;
+    w.row_bytes = weight_row_bytes(w.type, cols);
+    w.data = tensor->data;
+  }
+  const CheckpointTensor& t = *tensor;
+  if (!row_fits(w.type, cols))
+    fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values, not a whole number of ", t.dtype, " blocks");
+  const bool aligned = reinterpret_cast<uintptr_t>(w.data) % data_alignment(w.type) == 0;
   const WeightType target = target_type.value_or(w.type);
-  if (target == w.type && aligned && !cpu_layout_differs(w)) return w;  // used in place from the map
+  // Used in place from the map, as stored (a GGUF's q8_0 / q4_0 rows run row-major), unless
+  // the CPU's tiles want their own layout.
+  if (target == w.type && aligned && !cpu_layout_tiles(w)) return w;
 
   if (!row_fits(target, cols))
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values; ", weight_type_name(target),
@@ -92,11 +100,20 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   // Realign (the header length was odd) or convert, row by row.
   WeightMatrix src = w;
   if (!aligned) {
-    auto copy = std::make_unique<std::byte[]>(t.nbytes);
-    std::memcpy(copy.get(), t.data, t.nbytes);
+    auto copy = std::make_unique<std::byte[]>(w.bytes());
+    std::memcpy(copy.get(), w.data, w.bytes());
     src.data = copy.get();
+    if (target == w.type) {
+      if (cpu_layout_tiles(src)) src = cpu_layout(src, copy);
+      owned_.push_back(std::move(copy));
+      return src;
+    }
     owned_.push_back(std::move(copy));
-    if (target == w.type) return src;
+  } else if (target == w.type) {  // in place but for the tiles
+    std::unique_ptr<std::byte[]> tiles;  // the map's bytes stay where they are
+    const WeightMatrix tiled = cpu_layout(src, tiles);
+    owned_.push_back(std::move(tiles));
+    return tiled;
   }
   WeightMatrix dst = w;
   dst.type = target;
@@ -124,23 +141,19 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
 }
 
 std::vector<float> DecoderModel::vector(const char* pattern, int64_t layer, int64_t size) {
-  const TensorInfo& t = checked(tensor_name(pattern, layer), {size});
+  const std::string name = tensor_name(pattern, layer);
+  const CheckpointTensor& t = checked(name, {size});
+  if (!row_fits(*t.type, size))
+    fail(t.file, ": tensor \"", name, "\" holds ", size, " values, not a whole number of ", t.dtype, " blocks");
   std::vector<float> out(static_cast<size_t>(size));
-  for (int64_t i = 0; i < size; ++i) {
-    uint16_t h;
-    switch (t.dtype) {
-      case DType::F32: std::memcpy(&out[i], t.data + 4 * i, 4); break;
-      case DType::BF16: std::memcpy(&h, t.data + 2 * i, 2); out[i] = bf16_to_f32(h); break;
-      default: std::memcpy(&h, t.data + 2 * i, 2); out[i] = f16_to_f32(h); break;
-    }
-  }
+  dequantize_values(*t.type, t.data, out.data(), size);
   return out;
 }
 
 void DecoderModel::refuse_unused_tensors() const {
   const std::set<std::string> used(used_.begin(), used_.end());
   const ModelConfig& c = config();
-  for (const TensorInfo* t : checkpoint_->tensors()) {
+  for (const CheckpointTensor* t : checkpoint_->tensors()) {
     if (used.count(t->name) || ignorable_tensor(t->name)) continue;
     // A tied checkpoint may still carry the output matrix; transformers ties over it.
     if (c.tie_word_embeddings && t->name == names_.output) continue;
@@ -152,7 +165,9 @@ void DecoderModel::refuse_unused_tensors() const {
 }
 
 DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const LoadOptions& options)
-    : checkpoint_(std::move(checkpoint)), names_(kHuggingFaceTensorNames), rope_(RopeTable::from_config(config())) {
+    : checkpoint_(std::move(checkpoint)),
+      names_(checkpoint_->format() == CheckpointFormat::kGguf ? kGgufTensorNames : kHuggingFaceTensorNames),
+      rope_(RopeTable::from_config(config())) {
   const ModelConfig& c = checkpoint_->config();
   const TensorNames& n = names_;
   const int64_t h = c.hidden_size;

@@ -79,7 +79,7 @@ class DecoderModel {
   WeightMatrix matrix(const char* pattern, int64_t layer, int64_t expert, int64_t rows, int64_t cols,
                       std::optional<WeightType> target);
   std::vector<float> vector(const char* pattern, int64_t layer, int64_t size);
-  const TensorInfo& checked(const std::string& name, const std::vector<int64_t>& shape);
+  const CheckpointTensor& checked(const std::string& name, const std::vector<int64_t>& shape);
   void refuse_unused_tensors() const;
 
   std::shared_ptr<const Checkpoint> checkpoint_;

@@ -4,6 +4,7 @@
 // model with them. The same seed gives the same bytes on every machine.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct RandomCheckpointOptions {
   int32_t end_token = -1;
   float end_token_gain = 0.6f;
 };
+
+// The files write_random_checkpoint writes, and no others.
+inline constexpr std::array<const char*, 3> kRandomCheckpointFiles = {"model.safetensors", "config.json",
+                                                                      "generation_config.json"};
 
 // Writes config.json, generation_config.json (Qwen2.5-Instruct's or Qwen3's) and model.safetensors
 // into `dir` (created if needed). Tokenizer files are the caller's business.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace glass {
 
@@ -27,6 +28,8 @@ struct TensorNames {
   const char* ffn_up;
   const char* ffn_down;
   const char* ffn_router;
+  // Experts: one matrix per expert ({E} in the pattern), or all of a layer's experts
+  // stacked in one [experts, rows, cols] tensor (no {E}).
   const char* expert_gate;
   const char* expert_up;
   const char* expert_down;
@@ -56,6 +59,33 @@ inline constexpr TensorNames kHuggingFaceTensorNames = {
     "model.layers.{L}.mlp.experts.{E}.up_proj.weight",
     "model.layers.{L}.mlp.experts.{E}.down_proj.weight",
 };
+
+// llama.cpp's GGUF names (llama-arch.cpp's tensor names for qwen2, qwen3, qwen3moe).
+inline constexpr TensorNames kGgufTensorNames = {
+    "token_embd.weight",
+    "output_norm.weight",
+    "output.weight",
+    "blk.{L}.attn_norm.weight",
+    "blk.{L}.attn_q.weight",
+    "blk.{L}.attn_k.weight",
+    "blk.{L}.attn_v.weight",
+    "blk.{L}.attn_output.weight",
+    "blk.{L}.attn_q.bias",
+    "blk.{L}.attn_k.bias",
+    "blk.{L}.attn_v.bias",
+    "blk.{L}.attn_q_norm.weight",
+    "blk.{L}.attn_k_norm.weight",
+    "blk.{L}.ffn_norm.weight",
+    "blk.{L}.ffn_gate.weight",
+    "blk.{L}.ffn_up.weight",
+    "blk.{L}.ffn_down.weight",
+    "blk.{L}.ffn_gate_inp.weight",
+    "blk.{L}.ffn_gate_exps.weight",
+    "blk.{L}.ffn_up_exps.weight",
+    "blk.{L}.ffn_down_exps.weight",
+};
+
+inline bool stacked_experts(const char* pattern) { return std::string_view(pattern).find("{E}") == std::string_view::npos; }
 
 // `pattern` with {L} and {E} replaced.
 inline std::string tensor_name(const char* pattern, int64_t layer = -1, int64_t expert = -1) {

@@ -11,23 +11,24 @@ namespace glass {
 namespace {
 
 using W = WeightType;
+using A = ActivationFormat;
 namespace c = codecs;
 
 // Block bytes from ggml-common.h; ids from ggml.h's enum ggml_type.
 constexpr std::array<WeightTypeTraits, 13> kTypes = {{
-    {W::F32, "f32", 0, 1, 4, c::dequantize_f32, c::quantize_f32},
-    {W::F16, "f16", 1, 1, 2, c::dequantize_f16, c::quantize_f16},
-    {W::BF16, "bf16", 30, 1, 2, c::dequantize_bf16, c::quantize_bf16},
-    {W::Q8_0, "q8_0", 8, 32, 34, c::dequantize_q8_0, c::quantize_q8_0},
-    {W::Q4_0, "q4_0", 2, 32, 18, c::dequantize_q4_0, c::quantize_q4_0},
-    {W::Q4_1, "q4_1", 3, 32, 20, nullptr, nullptr},
-    {W::Q5_0, "q5_0", 6, 32, 22, nullptr, nullptr},
-    {W::Q5_1, "q5_1", 7, 32, 24, nullptr, nullptr},
-    {W::Q2_K, "q2_K", 10, 256, 84, nullptr, nullptr},
-    {W::Q3_K, "q3_K", 11, 256, 110, nullptr, nullptr},
-    {W::Q4_K, "q4_K", 12, 256, 144, nullptr, nullptr},
-    {W::Q5_K, "q5_K", 13, 256, 176, nullptr, nullptr},
-    {W::Q6_K, "q6_K", 14, 256, 210, nullptr, nullptr},
+    {W::F32, "f32", 0, 1, 4, c::dequantize_f32, c::quantize_f32, A::Float},
+    {W::F16, "f16", 1, 1, 2, c::dequantize_f16, c::quantize_f16, A::Float},
+    {W::BF16, "bf16", 30, 1, 2, c::dequantize_bf16, c::quantize_bf16, A::Float},
+    {W::Q8_0, "q8_0", 8, 32, 34, c::dequantize_q8_0, c::quantize_q8_0, A::Int8x32},
+    {W::Q4_0, "q4_0", 2, 32, 18, c::dequantize_q4_0, c::quantize_q4_0, A::Int8x32},
+    {W::Q4_1, "q4_1", 3, 32, 20, c::dequantize_q4_1, c::quantize_q4_1, A::Float},
+    {W::Q5_0, "q5_0", 6, 32, 22, c::dequantize_q5_0, c::quantize_q5_0, A::Float},
+    {W::Q5_1, "q5_1", 7, 32, 24, c::dequantize_q5_1, c::quantize_q5_1, A::Float},
+    {W::Q2_K, "q2_K", 10, 256, 84, c::dequantize_q2_K, c::quantize_q2_K, A::Float},
+    {W::Q3_K, "q3_K", 11, 256, 110, c::dequantize_q3_K, c::quantize_q3_K, A::Float},
+    {W::Q4_K, "q4_K", 12, 256, 144, c::dequantize_q4_K, c::quantize_q4_K, A::Float},
+    {W::Q5_K, "q5_K", 13, 256, 176, c::dequantize_q5_K, c::quantize_q5_K, A::Float},
+    {W::Q6_K, "q6_K", 14, 256, 210, c::dequantize_q6_K, c::quantize_q6_K, A::Float},
 }};
 
 constexpr bool table_in_enum_order() {

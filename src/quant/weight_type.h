@@ -20,6 +20,11 @@ enum class WeightType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, 
 using DequantizeBlocks = void (*)(const std::byte* src, float* out, int64_t blocks);
 using QuantizeBlocks = void (*)(const float* in, std::byte* out, int64_t blocks);
 
+// How a type's SIMD dot kernels take the activations: as floats (a block type's blocks are
+// decoded to floats first), or quantized to int8 per block of 32 values with a float scale,
+// as ggml's Q8_0 does on x86, so that the integer products are llama.cpp's.
+enum class ActivationFormat : uint8_t { Float, Int8x32 };
+
 struct WeightTypeTraits {
   WeightType type;
   const char* name;      // llama.cpp's name: "f32", "bf16", "q8_0", "q4_K"
@@ -28,6 +33,7 @@ struct WeightTypeTraits {
   size_t block_bytes;
   DequantizeBlocks dequantize;  // null where glass cannot decode the type yet
   QuantizeBlocks quantize;      // null where glass cannot encode it yet
+  ActivationFormat activation;  // what the SIMD dot kernels multiply the weights with
 };
 
 // Every type, in enum order.

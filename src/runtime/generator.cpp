@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/error.h"
 
@@ -176,6 +177,12 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
       for (const TokenCandidate& c : s.trace.top_before)
         e.candidates.push_back({c.id, c.logit, c.prob, after(c.id), logprob(c.logit)});
       e.chosen = {token, chosen_before_logit, chosen_before_prob, after(token), logprob(chosen_before_logit)};
+      e.chosen_rank = 1;
+      for (size_t id = 0; id < raw_copy.size(); ++id) {
+        const float x = raw_copy[id];
+        if (std::isfinite(x) && (x > chosen_before_logit || (x == chosen_before_logit && std::cmp_less(id, token))))
+          ++e.chosen_rank;
+      }
       e.trace = &s.trace;
     }
     s.history.add_output(token);

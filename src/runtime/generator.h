@@ -53,9 +53,11 @@ struct GenerationEvent {
   int32_t token = -1;
   std::string text;  // newly printable text (complete UTF-8, stop strings withheld)
   // When show_top > 0: the top candidates of the raw logits, the chosen token's own
-  // entry, and what each processor left.
+  // entry and its rank among the raw logits (1: the argmax; ties go to the lower id, as
+  // in the candidates), and what each processor left.
   std::vector<Candidate> candidates;
   Candidate chosen;
+  int64_t chosen_rank = 0;
   const ChainTrace* trace = nullptr;
   std::optional<FinishReason> finish;  // set on the sequence's last event
 };

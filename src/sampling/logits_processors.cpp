@@ -15,7 +15,7 @@ namespace glass {
 
 namespace {
 
-constexpr float kRemoved = -std::numeric_limits<float>::infinity();
+using detail::kRemoved;
 
 std::string format_value(double v) { return str_cat(v); }
 

@@ -16,6 +16,8 @@
 namespace glass::detail {
 
 inline constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+// What sampling writes into a logit it removes.
+inline constexpr float kRemoved = kMinusInf;
 inline constexpr size_t kScanBlock = 16;
 
 // True when some value in row[begin, begin + kScanBlock) is > `bound`.

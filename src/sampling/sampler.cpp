@@ -10,7 +10,7 @@ namespace glass {
 
 namespace {
 
-constexpr float kRemoved = -std::numeric_limits<float>::infinity();
+using detail::kRemoved;
 
 [[noreturn]] void nothing_left(size_t vocab) {
   fail("sampler: every one of the ", vocab, " logits is -inf, there is no token to choose");

@@ -23,7 +23,7 @@ std::string_view FinishReason::openai_name() const {
 namespace {
 
 // JSON-style quoting, so that newlines and control characters are visible.
-std::string quoted(std::string_view s) {
+std::string json_quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
@@ -51,7 +51,7 @@ std::string quoted(std::string_view s) {
 std::string FinishReason::describe() const {
   switch (kind) {
     case Kind::eos: return str_cat("eos (token ", token, ")");
-    case Kind::stop_string: return "stop_string " + quoted(stop_string);
+    case Kind::stop_string: return "stop_string " + json_quoted(stop_string);
     default: return std::string(name());
   }
 }

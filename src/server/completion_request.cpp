@@ -5,6 +5,7 @@
 
 #include "base/json_fields.h"
 #include "runtime/chat_prompt.h"
+#include "sampling/rng.h"
 #include "server/api_error.h"
 
 namespace glass::server {
@@ -272,9 +273,12 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
   if (auto k = int_field(body, "top_k", -1, std::numeric_limits<int64_t>::max())) s.top_k = std::max<int64_t>(*k, 0);
   if (const OJson* seed = field(body, "seed")) {
     if (!seed->is_number_integer()) throw wrong_type("seed", "an integer", *seed);
-    if (!seed->is_number_unsigned() && seed->get<int64_t>() < 0)
-      throw invalid_parameter("seed", str_cat("'seed' must be a non-negative integer, got ", seed->get<int64_t>()));
-    s.seed = seed->get<uint64_t>();
+    // -1 asks for a random seed, as in llama.cpp's server and glass's --seed: drawn here, so
+    // that it also wins over a seed the server was started with.
+    if (!seed->is_number_unsigned() && seed->get<int64_t>() < -1)
+      throw invalid_parameter("seed", str_cat("'seed' must be -1 (random) or a non-negative integer, got ",
+                                              seed->get<int64_t>()));
+    s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : random_seed();
   }
   // max_completion_tokens is the chat endpoint's newer name; it wins over max_tokens.
   const auto max_tokens = int_field(body, "max_tokens", 1, std::numeric_limits<int64_t>::max());

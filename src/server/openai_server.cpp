@@ -2,17 +2,17 @@
 
 #include <httplib.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <random>
 
 #include "runtime/chat_prompt.h"
 #include "server/api_error.h"
+#include "server/completion_id.h"
 #include "server/completion_request.h"
 #include "server/http_front.h"
 #include "server/openai_response.h"
+#include "server/request_log.h"
 
 namespace glass::server {
 
@@ -55,8 +55,7 @@ struct OpenAIServer::Impl {
   ServerOptions options;
   HttpFront http;
   int64_t started_at = std::time(nullptr);
-  uint64_t id_prefix = std::random_device{}();
-  std::atomic<uint64_t> next_id{0};
+  CompletionIds ids;
 
   Impl(Scheduler& s, ServedModel m, ServerOptions o)
       : scheduler(s),
@@ -70,14 +69,6 @@ struct OpenAIServer::Impl {
 
   void log(const std::string& line) const {
     if (options.log_requests) std::fprintf(stderr, "glass serve: %s\n", line.c_str());
-  }
-
-  std::string new_id(Endpoint endpoint) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%s-%08llx%016llx", endpoint == Endpoint::chat_completions ? "chatcmpl" : "cmpl",
-                  static_cast<unsigned long long>(id_prefix & 0xffffffffu),
-                  static_cast<unsigned long long>(next_id.fetch_add(1)));
-    return buf;
   }
 
   OJson model_json() const {
@@ -195,7 +186,7 @@ struct OpenAIServer::Impl {
       return send_error(res, e);
     }
 
-    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, new_id(endpoint), std::time(nullptr),
+    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, ids.next(endpoint), std::time(nullptr),
                                                      model.id, prompt);
     if (!request->stream) {
       // Nothing is written before the end, so no write fails when the client goes:
@@ -207,23 +198,26 @@ struct OpenAIServer::Impl {
         if (!all.ended() && connection != nullptr && connection->client_gone()) {
           scheduler.cancel(*stream);
           connection->close_after_response();
-          log(str_cat(route, " 499: the client disconnected after ", all.tokens.size(), " tokens, ", seconds_since(start), " s"));
+          log(request_log_line(
+              {route, 499, false, prompt.size(), all.tokens.size(), "client disconnected", seconds_since(start)}));
           return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
         }
       }
       if (all.error) {
-        log(str_cat(route, " 500: ", *all.error));
+        log(request_log_line(
+            {route, 500, false, prompt.size(), all.tokens.size(), "error: " + *all.error, seconds_since(start)}));
         return send_error(res, ApiError(500, *all.error, "server_error"));
       }
       res.set_content(dump_json(builder->response(all.tokens, *all.finished)), "application/json");
-      log(str_cat(route, " 200: prompt ", prompt.size(), " + ", all.finished->completion_tokens, " tokens, ",
-                  all.finished->finish.name(), ", ", seconds_since(start), " s"));
+      log(request_log_line({route, 200, false, prompt.size(), static_cast<size_t>(all.finished->completion_tokens),
+                            std::string(all.finished->finish.name()), seconds_since(start)}));
       return;
     }
 
     struct StreamState {
       bool started = false;
       bool ended = false;
+      size_t tokens = 0;
       std::string outcome = "client disconnected";
     };
     auto state = std::make_shared<StreamState>();
@@ -239,6 +233,7 @@ struct OpenAIServer::Impl {
           GenerationStream::Update u;
           if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
             out = ": keep-alive\n\n";
+          state->tokens += u.tokens.size();
           for (const StreamedToken& t : u.tokens)
             if (auto c = builder->token_chunk(t)) out += sse(*c);
           if (u.error) {
@@ -247,7 +242,8 @@ struct OpenAIServer::Impl {
           } else if (u.finished) {
             for (const OJson& c : builder->finish_chunks(*u.finished)) out += sse(c);
             if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
-            state->outcome = str_cat(u.finished->completion_tokens, " tokens, ", u.finished->finish.name());
+            state->tokens = static_cast<size_t>(u.finished->completion_tokens);
+            state->outcome = std::string(u.finished->finish.name());
           }
           if (u.ended()) {
             out += "data: [DONE]\n\n";
@@ -264,7 +260,7 @@ struct OpenAIServer::Impl {
         },
         [this, state, stream, route, start, n = prompt.size()](bool) {
           if (!state->ended) scheduler.cancel(*stream);
-          log(str_cat(route, " 200 (stream): prompt ", n, " tokens, ", state->outcome, ", ", seconds_since(start), " s"));
+          log(request_log_line({route, 200, true, n, state->tokens, state->outcome, seconds_since(start)}));
         });
   }
 };

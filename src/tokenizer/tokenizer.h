@@ -45,6 +45,21 @@ struct EncodeOptions {
 
 struct TokenizerModel;  // the loaded parts, see tokenizer_model.h
 
+// A tokenizer as a GGUF file holds it: llama.cpp's tokenizer.ggml.* keys. Views into the
+// file; Tokenizer::from_ggml_vocabulary copies what it keeps.
+struct GgmlVocabulary {
+  std::string_view model;                // tokenizer.ggml.model: "gpt2" is byte-level BPE
+  std::string_view pre;                  // tokenizer.ggml.pre: which pre-tokenizer ("qwen2")
+  std::vector<std::string_view> tokens;  // tokenizer.ggml.tokens, index = id
+  std::vector<int32_t> token_types;      // tokenizer.ggml.token_type (empty: all normal)
+  std::vector<std::string_view> merges;  // tokenizer.ggml.merges, "left right" in rank order
+  bool add_bos = false;                  // tokenizer.ggml.add_bos_token
+  int32_t bos_id = -1;                   // tokenizer.ggml.bos_token_id
+};
+
+// llama.cpp's token types (tokenizer.ggml.token_type).
+enum class GgmlTokenType : int32_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+
 class Tokenizer {
  public:
   // `path`: a tokenizer.json file, or a folder holding tokenizer.json, or, without it,
@@ -53,6 +68,12 @@ class Tokenizer {
   static Tokenizer load(const std::string& path);
   // Parses tokenizer.json contents; `source` names it in errors.
   static Tokenizer from_json(std::string_view json_text, const std::string& source);
+  // The tokenizer of a GGUF file (`source` names the file in errors), giving the ids the
+  // same model's tokenizer.json gives: normal tokens are the BPE vocabulary, control and
+  // user-defined tokens the added tokens (control ones special), unused ones (the
+  // converter's [PAD...] rows past the tokenizer) holes. Pre-tokenizers: "qwen2" (NFC and
+  // the Qwen2 split, as Qwen's tokenizer.json) and "gpt-2" / "default" (the GPT-2 split).
+  static Tokenizer from_ggml_vocabulary(const GgmlVocabulary& vocabulary, const std::string& source);
 
   std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options = {}) const;
   // Appends to `out` (reuse one vector across calls to avoid reallocations).

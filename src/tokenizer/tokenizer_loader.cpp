@@ -220,12 +220,11 @@ class TokenizerJsonReader {
     return close();
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    // nlohmann's message quotes the last token read, which may be a whole (long) string.
-    std::string what = e.what();
-    if (what.size() > 200) what = what.substr(0, 200) + "...";
-    error = str_cat(source_, ": not valid JSON (at byte ", position, "): ", what);
+    error = str_cat(source_, ": not valid JSON ", json_syntax_problem(text, position, e.what()));
     return false;
   }
+
+  std::string_view text;  // what is being parsed, for the line and column of an error
 
  private:
   enum class Mode { kDom, kVocab, kMerges, kMergePair };
@@ -333,6 +332,7 @@ class TokenizerJsonReader {
 };
 
 void read_json(std::string_view text, TokenizerJsonReader& reader) {
+  reader.text = text;
   const bool ok = Json::sax_parse(text.data(), text.data() + text.size(), &reader, Json::input_format_t::json, true, false);
   if (!ok) glass::fail(reader.error.empty() ? "not valid JSON" : reader.error);
 }
@@ -725,7 +725,102 @@ std::shared_ptr<TokenizerModel> model_from_legacy_files(const std::string& dir) 
   return m;
 }
 
+// --- a GGUF file's tokenizer.ggml.* ---------------------------------------------------------
+
+std::shared_ptr<TokenizerModel> model_from_ggml_vocabulary(const GgmlVocabulary& v, const std::string& source) {
+  const Where top{source, ""};
+  if (v.model != "gpt2")
+    refuse(source, ": tokenizer.ggml.model is \"", text_excerpt(v.model),
+           "\"; glass runs byte-level BPE tokenizers (\"gpt2\"), as the Qwen family's");
+  if (v.tokens.empty()) top.at("tokenizer.ggml.tokens").fail("missing or empty");
+  if (static_cast<int64_t>(v.tokens.size()) > kMaxTokenId + 1)
+    top.at("tokenizer.ggml.tokens").fail(v.tokens.size(), " tokens is more than glass supports (", kMaxTokenId + 1, ")");
+  if (!v.token_types.empty() && v.token_types.size() != v.tokens.size())
+    top.at("tokenizer.ggml.token_type").fail("has ", v.token_types.size(), " entries for ", v.tokens.size(), " tokens");
+  auto m = std::make_shared<TokenizerModel>();
+  m->source = source;
+  TokenIdMap vocab;
+  vocab.reserve(v.tokens.size());
+  BpeOptions bpe_options;
+  for (size_t id = 0; id < v.tokens.size(); ++id) {
+    const std::string_view text = v.tokens[id];
+    const auto type = v.token_types.empty() ? GgmlTokenType::kNormal : static_cast<GgmlTokenType>(v.token_types[id]);
+    const auto at = [&] { return top.at("tokenizer.ggml.tokens").index(id); };
+    switch (type) {
+      case GgmlTokenType::kUnknown:
+        bpe_options.unk_id = static_cast<int32_t>(id);
+        [[fallthrough]];
+      case GgmlTokenType::kNormal:
+        if (text.empty()) at().fail("an empty token");
+        if (!vocab.insert(text, static_cast<int32_t>(id)))
+          at().fail("\"", text_excerpt(text), "\" is also token ", vocab.find(text));
+        break;
+      case GgmlTokenType::kControl:
+      case GgmlTokenType::kUserDefined: {
+        // What llama.cpp's converter makes of Hugging Face's added tokens: matched in the
+        // raw text, control ones special.
+        AddedToken a;
+        a.id = static_cast<int32_t>(id);
+        a.content = std::string(text);
+        a.special = type == GgmlTokenType::kControl;
+        a.normalized = false;
+        m->added_tokens.push_back(std::move(a));
+        break;
+      }
+      case GgmlTokenType::kUnused:
+        break;  // padding rows past the tokenizer: no token, as in tokenizer.json
+      case GgmlTokenType::kByte:
+        refuse(source, ": tokenizer.ggml.token_type[", id,
+               "] is a byte token (SentencePiece byte fallback); glass runs byte-level BPE only");
+      default:
+        top.at("tokenizer.ggml.token_type").index(id).fail("unknown token type ", v.token_types[id],
+                                                           " (llama.cpp's are 1 to 6)");
+    }
+  }
+  MergeIds merges;
+  merges.pairs.reserve(v.merges.size());
+  merges.merged.reserve(v.merges.size());
+  std::string scratch;
+  for (size_t i = 0; i < v.merges.size(); ++i) {
+    const std::string_view s = v.merges[i];
+    const auto at = [&] { return top.at("tokenizer.ggml.merges").index(i); };
+    const size_t space = s.find(' ');
+    if (space == std::string_view::npos || space == 0 || space + 1 == s.size() ||
+        s.find(' ', space + 1) != std::string_view::npos)
+      at().fail("\"", text_excerpt(s), "\" is not two tokens separated by one space");
+    add_merge(s.substr(0, space), s.substr(space + 1), vocab, scratch, merges, at);
+  }
+  m->bpe.emplace(std::move(vocab), merges.pairs, merges.merged, bpe_options);
+  if (v.pre == "qwen2") {
+    // Qwen's tokenizer.json: NFC, then the Qwen2 split (llama.cpp itself skips the NFC).
+    m->normalizer = Normalizer(Normalizer::Form::kNfc);
+    m->pre_tokenizer.add_split({Regex(kQwen2SplitPattern, source + " (Qwen2 regex)"), SplitBehavior::kIsolated, false,
+                                FastSplitter::recognize(kQwen2SplitPattern)});
+  } else if (v.pre == "gpt-2" || v.pre == "default" || v.pre.empty()) {
+    m->pre_tokenizer.add_split(
+        {Regex(kGpt2SplitPattern, source + " (GPT-2 regex)"), SplitBehavior::kIsolated, false, std::nullopt});
+  } else {
+    refuse(source, ": tokenizer.ggml.pre is \"", text_excerpt(v.pre),
+           "\"; glass knows the pre-tokenizers \"qwen2\" and \"gpt-2\"");
+  }
+  finish_added_tokens(*m);
+  if (v.add_bos) {
+    if (v.bos_id < 0 || static_cast<size_t>(v.bos_id) >= v.tokens.size())
+      top.at("tokenizer.ggml.bos_token_id").fail("add_bos_token is true but the BOS id ", v.bos_id, " is not a token");
+    m->template_prefix.push_back(v.bos_id);
+  }
+  m->build_id_tables();
+  if (!m->template_prefix.empty() && (static_cast<size_t>(v.bos_id) >= m->id_flags.size() ||
+                                      !(m->id_flags[static_cast<size_t>(v.bos_id)] & TokenizerModel::kExists)))
+    top.at("tokenizer.ggml.bos_token_id").fail("add_bos_token is true but the BOS id ", v.bos_id, " is an unused token");
+  return m;
+}
+
 }  // namespace
+
+Tokenizer Tokenizer::from_ggml_vocabulary(const GgmlVocabulary& vocabulary, const std::string& source) {
+  return Tokenizer(model_from_ggml_vocabulary(vocabulary, source));
+}
 
 Tokenizer Tokenizer::from_json(std::string_view json_text, const std::string& source) {
   TokenizerJsonReader reader(source, {"model", "vocab"}, {"model", "merges"});

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "trace/axis_ticks.h"
 #include "trace/trace_report.h"
 
 namespace glass {
@@ -79,17 +80,22 @@ std::string script_json(const OJson& j) {
   return out;
 }
 
+// Tokens are often Chinese, Japanese or Korean: each stack names CJK fonts after the Latin
+// ones (Debian: fonts-noto-cjk, fonts-wqy-microhei), which draw those characters where
+// the Latin fonts would show missing-glyph boxes.
 const char* kStyle = R"CSS(
 :root { --ink:#1c2430; --muted:#5b6675; --line:#d9dee5; --accent:#1d5fd1; --bg:#fbfcfd; }
 * { box-sizing: border-box; }
-body { margin: 0; padding: 24px 32px 48px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
+body { margin: 0; padding: 24px 32px 48px;
+       font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif;
        color: var(--ink); background: var(--bg); }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h1 span { color: var(--accent); }
 h2 { font-size: 16px; margin: 28px 0 8px; }
 p.note { color: var(--muted); margin: 0 0 10px; max-width: 900px; }
 .meta { color: var(--muted); font-size: 13px; }
-.mono, .tok, td.cell, .bar-label { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
+.mono, .tok, td.cell, .bar-label { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, "Noto Sans Mono CJK SC",
+                                     "WenQuanYi Micro Hei Mono", monospace; }
 .tokens { display: flex; flex-wrap: wrap; gap: 6px; }
 .tok { display: inline-flex; flex-direction: column; align-items: center; padding: 3px 7px; border: 1px solid var(--line);
        border-radius: 6px; background: #fff; font-size: 13px; white-space: pre; }
@@ -108,7 +114,6 @@ td.cell.sel, th.sel { outline: 2px solid #e8590c; outline-offset: -2px; }
 .panels { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
 .panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; }
 .bars { width: 400px; }
-#final-bars { width: 640px; }
 .bar-row { display: grid; grid-template-columns: 150px 1fr 58px; gap: 8px; align-items: center; margin: 3px 0; }
 .bar-label { white-space: pre; overflow: hidden; text-overflow: ellipsis; font-size: 12px; }
 .bar { height: 14px; background: var(--accent); border-radius: 3px; min-width: 1px; }
@@ -116,7 +121,7 @@ td.cell.sel, th.sel { outline: 2px solid #e8590c; outline-offset: -2px; }
 .legend { display: flex; align-items: center; gap: 8px; font-size: 12px; color: var(--muted); margin: 6px 0; }
 .legend .ramp { width: 160px; height: 10px; border-radius: 3px;
                 background: linear-gradient(90deg, rgba(29,95,209,0), rgba(29,95,209,1)); border: 1px solid var(--line); }
-svg text { font: 11px system-ui, sans-serif; fill: var(--muted); }
+svg text { font: 11px system-ui, "Noto Sans CJK SC", "WenQuanYi Micro Hei", sans-serif; fill: var(--muted); }
 svg .title { fill: var(--ink); font-weight: 600; }
 table.stages { border-collapse: collapse; font-size: 12px; }
 table.stages td, table.stages th { padding: 2px 10px 2px 0; text-align: right; white-space: nowrap; }
@@ -165,15 +170,13 @@ std::string rms_chart(const TraceReport& r) {
                     num(H, "%.0f") + "\" viewBox=\"0 0 " + num(W, "%.0f") + " " + num(H, "%.0f") +
                     "\" role=\"img\" aria-label=\"rms per layer\">";
   svg += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>";
-  // Grid lines and y labels.
-  for (int i = 0; i <= 4; ++i) {
-    const double t = y0 + (y1 - y0) * i / 4.0;
-    const double v = log_scale ? std::pow(10.0, t) : t;
+  // Grid lines and y labels at round numbers.
+  for (const double v : log_scale ? nice_log_ticks(lo, hi) : nice_ticks(0, y1)) {
     const double y = Y(v);
     svg += "<line x1=\"" + num(left, "%.1f") + "\" x2=\"" + num(W - right, "%.1f") + "\" y1=\"" + num(y, "%.1f") +
            "\" y2=\"" + num(y, "%.1f") + "\" stroke=\"#eef0f3\"/>";
-    svg += "<text x=\"" + num(left - 6, "%.1f") + "\" y=\"" + num(y + 4, "%.1f") + "\" text-anchor=\"end\">" +
-           num(v, "%.3g") + "</text>";
+    svg += "<text class=\"tick\" x=\"" + num(left - 6, "%.1f") + "\" y=\"" + num(y + 4, "%.1f") +
+           "\" text-anchor=\"end\">" + tick_label(v) + "</text>";
   }
   const int step = std::max(1, (max_layer + 1) / 12);
   for (int l = 0; l <= max_layer; l += step)
@@ -213,7 +216,7 @@ std::string bars(const std::vector<LensToken>& top) {
 }
 
 std::string lens_cell(const std::vector<LensToken>& top, size_t li, size_t pi, const std::string& row_name,
-                      int32_t position) {
+                      int32_t position, bool selected) {
   if (top.empty()) return "<td class=\"cell\"></td>";
   const LensToken& t = top.front();
   const double a = std::clamp(t.prob, 0.0, 1.0);
@@ -224,10 +227,10 @@ std::string lens_cell(const std::vector<LensToken>& top, size_t li, size_t pi, c
     title += "  ";
     title += percent(c.prob);
   }
-  return "<td class=\"cell" + std::string(a > 0.55 ? " dark" : "") + "\" data-l=\"" + std::to_string(li) +
-         "\" data-p=\"" + std::to_string(pi) + "\" style=\"background:rgba(29,95,209," + num(a, "%.3f") +
-         ")\" title=\"" + escape_html(title) + "\">" + escape_html(token_label(t)) + "<small>" + percent(t.prob) +
-         "</small></td>";
+  return "<td class=\"cell" + std::string(a > 0.55 ? " dark" : "") + (selected ? " sel" : "") + "\" data-l=\"" +
+         std::to_string(li) + "\" data-p=\"" + std::to_string(pi) + "\" style=\"background:rgba(29,95,209," +
+         num(a, "%.3f") + ")\" title=\"" + escape_html(title) + "\">" + escape_html(token_label(t)) + "<small>" +
+         percent(t.prob) + "</small></td>";
 }
 
 // A hue per expert, spread by the golden angle so that neighbouring ids differ.
@@ -271,8 +274,6 @@ const char* kScript = R"JS(
   "use strict";
   var data = JSON.parse(document.getElementById("glass-lens-data").textContent);
   var detail = document.getElementById("detail");
-  var finalBars = document.getElementById("final-bars");
-  var finalTitle = document.getElementById("final-title");
   function label(t) {
     if (!t.text) return "#" + t.id;
     return t.text.replace(/ /g, "\u2423").replace(/\n/g, "\u21b5").replace(/\t/g, "\u21e5");
@@ -298,23 +299,23 @@ const char* kScript = R"JS(
       var li = +td.getAttribute("data-l"), pi = +td.getAttribute("data-p");
       var row = data.rows[li];
       document.getElementById("detail-title").textContent =
-        row.name + " at position " + data.positions[pi] + " (input " + label({id: data.tokens[pi], text: data.token_texts[pi]}) + ")";
+        (row.final ? "Next token" : row.name) + " at position " + data.positions[pi] +
+        " (input " + label({id: data.tokens[pi], text: data.token_texts[pi]}) + ")";
       renderBars(detail, row.top[pi]);
       Array.prototype.forEach.call(document.querySelectorAll(".sel"), function (e) { e.classList.remove("sel"); });
       td.classList.add("sel");
     });
   });
+  // A position's header shows the model's prediction there: its cell in the logits row.
   var heads = document.querySelectorAll("th[data-p]");
   Array.prototype.forEach.call(heads, function (th) {
     th.addEventListener("click", function () {
-      var pi = +th.getAttribute("data-p");
-      if (!data.final || !data.final[pi] || !finalBars) return;
-      finalTitle.textContent = "position " + data.positions[pi];
-      renderBars(finalBars, data.final[pi]);
+      var li = data.rows.length - 1;
+      if (li < 0 || !data.rows[li].final) return;
+      var td = document.querySelector("td.cell[data-l=\"" + li + "\"][data-p=\"" + th.getAttribute("data-p") + "\"]");
+      if (td) td.dispatchEvent(new Event("mouseenter"));
     });
   });
-  // Start with the model's prediction at the last position in the details panel.
-  if (cells.length) cells[cells.length - 1].dispatchEvent(new Event("mouseenter"));
   document.body.setAttribute("data-glass-ready", "yes");
 })();
 )JS";
@@ -355,7 +356,7 @@ std::string trace_report_html(const TraceReport& r) {
     h += "<h2>Logit lens</h2><p class=\"note\">Each cell is the most probable next token when the final norm and "
          "lm_head read that layer's residual stream at that position; its shade is that token's probability. The "
          "last row is the model's own prediction. Hover a cell for its top " +
-         std::to_string(l.top_k) + "; click a position for its prediction below.</p>";
+         std::to_string(l.top_k) + " in the panel; click a position for the model's prediction there.</p>";
     h += "<div class=\"legend\">probability 0 <span class=\"ramp\"></span> 1</div>";
     h += "<div class=\"panels\"><div class=\"grid-wrap\"><table class=\"lens\"><thead><tr><th class=\"row\">layer</th>";
     for (size_t p = 0; p < l.positions.size(); ++p) {
@@ -375,24 +376,39 @@ std::string trace_report_html(const TraceReport& r) {
       h += std::string("<tr") + (final ? " class=\"final\"" : "") + "><th class=\"row\">" + escape_html(name) + "</th>";
       OJson row_top = OJson::array();
       for (size_t p = 0; p < top.size(); ++p) {
-        h += lens_cell(top[p], li, p, name, l.positions[p]);
+        h += lens_cell(top[p], li, p, name, l.positions[p], final && p + 1 == top.size());
         OJson cell = OJson::array();
         for (const LensToken& t : top[p]) cell.push_back({{"id", t.id}, {"text", t.text}, {"prob", t.prob}});
         row_top.push_back(std::move(cell));
       }
       h += "</tr>";
-      data["rows"].push_back({{"name", name}, {"top", row_top}});
+      data["rows"].push_back({{"name", name}, {"final", final}, {"top", row_top}});
     };
     for (const LensLayer& layer : l.layers) add_row("layer " + std::to_string(layer.layer), layer.top, false);
-    if (!l.final_top.empty()) {
-      add_row("logits", l.final_top, true);
-      data["final"] = data["rows"].back()["top"];
-    }
+    if (!l.final_top.empty()) add_row("logits", l.final_top, true);
     h += "</tbody></table></div>";
-    h += "<div class=\"panel bars\"><b id=\"detail-title\">Hover a cell</b><div id=\"detail\"></div></div></div>\n";
-    if (l.last_layer_max_abs_diff)
-      h += "<p class=\"note\">The lens at the last layer matches the model's logits to " +
-           num(*l.last_layer_max_abs_diff, "%.2g") + " (max |difference|).</p>";
+    // One panel for the details: it opens on the model's prediction at the last position
+    // (rendered here, so it shows without scripts too) and follows the pointer.
+    h += "<div class=\"panel bars\"><b id=\"detail-title\">";
+    if (!l.final_top.empty()) {
+      const size_t last = l.positions.size() - 1;
+      const auto at = static_cast<size_t>(l.positions[last]);
+      h += "Next token at position " + std::to_string(l.positions[last]) + " (input " +
+           escape_html(shown_token(at < r.token_texts.size() ? r.token_texts[at] : "",
+                                   last < l.tokens.size() ? l.tokens[last] : -1)) +
+           ")";
+      h += "</b><div id=\"detail\">" + bars(l.final_top.back()) + "</div></div></div>\n";
+    } else {
+      h += "Hover a cell</b><div id=\"detail\"></div></div></div>\n";
+    }
+    if (l.last_layer_max_abs_diff) {
+      if (*l.last_layer_max_abs_diff == 0)
+        h += "<p class=\"note\">The lens at the last layer reproduces the model's logits exactly (max |difference| 0): "
+             "it is the same computation.</p>";
+      else
+        h += "<p class=\"note\">The lens at the last layer matches the model's logits to within " +
+             num(*l.last_layer_max_abs_diff, "%.2g") + " (max |difference|).</p>";
+    }
   }
 
   if (r.routing && !r.routing->layers.empty()) {
@@ -407,14 +423,6 @@ std::string trace_report_html(const TraceReport& r) {
   h += "<h2>RMS per layer</h2><p class=\"note\">The size of the residual stream and of what attention and the MLP "
        "add to it, layer by layer.</p>";
   h += rms_chart(r);
-
-  // Final top-k.
-  if (r.lens && !r.lens->final_top.empty()) {
-    const LogitLens& l = *r.lens;
-    h += "<h2>Next token: top " + std::to_string(l.top_k) + " at <span id=\"final-title\">position " +
-         std::to_string(l.positions.back()) + "</span></h2>";
-    h += "<div class=\"panel bars\" id=\"final-bars\">" + bars(l.final_top.back()) + "</div>\n";
-  }
 
   // Every stage, for reference.
   h += "<h2>Stages</h2><details><summary>" + std::to_string(r.stages.size()) +

@@ -39,8 +39,14 @@ nlohmann::ordered_json trace_report_json(const TraceReport& report);
 nlohmann::ordered_json finite_or_null(double v);
 
 struct TableOptions {
+  static constexpr size_t kDefaultTableWidth = 120;  // when stdout is not a terminal
+  static constexpr size_t kMinTableWidth = 40;       // narrower widths are laid out as this
+
   bool per_position = false;  // a line per position under each stage
-  int64_t first_values = 6;   // first values shown per line
+  int64_t first_values = 6;   // first values shown per line, as many as fit in `width`
+  // Terminal columns to fit: long lines (tokens, prompt) wrap, the logit lens stacks its
+  // positions in blocks, and the first values stop where the line would overflow.
+  size_t width = kDefaultTableWidth;
 };
 void print_trace_table(const TraceReport& report, std::ostream& out, const TableOptions& options = {});
 
@@ -53,7 +59,10 @@ std::string trace_report_html(const TraceReport& report);
 // (a folder whose index.json says so); anything else is refused.
 void write_trace_dump(const std::string& dir, const TraceReport& report);
 
-// A token's text for display in a table: quoted, with control characters escaped.
+// A token's text for display in a table: quoted, with control characters and the bytes
+// of a character cut in two (a token may hold part of one) escaped.
 std::string quoted_token(std::string_view text);
+// The same with at most `columns` columns between the quotes, the last a "…" when cut short.
+std::string short_quoted_token(std::string_view text, size_t columns);
 
 }  // namespace glass

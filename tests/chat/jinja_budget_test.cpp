@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "chat/jinja_json.h"
 #include "chat/jinja_template.h"
+#include "render_template.h"
 #include "support/test_support.h"
 
 namespace glass::jinja {
@@ -16,9 +17,7 @@ namespace {
 
 using test::thrown_error;
 
-std::string render(const std::string& source, const Variables& vars = {}, const RenderOptions& options = {}) {
-  return Template::parse(source).render(vars, options);
-}
+using test::render;
 
 // The error a render raises; it must name `location` ("line L, column C") and contain
 // `budget` (what ran out).

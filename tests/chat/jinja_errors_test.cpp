@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "chat/jinja_json.h"
 #include "chat/jinja_template.h"
+#include "render_template.h"
 #include "support/test_support.h"
 
 namespace glass::jinja {
@@ -15,9 +16,7 @@ namespace {
 
 using test::thrown_error;
 
-std::string render(const std::string& source, const Variables& vars = {}, const RenderOptions& options = {}) {
-  return Template::parse(source).render(vars, options);
-}
+using test::render;
 
 struct ErrorCase {
   const char* source;

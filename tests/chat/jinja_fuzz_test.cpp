@@ -4,11 +4,12 @@
 
 #include "base/error.h"
 #include "chat/jinja_template.h"
+#include "render_template.h"
 
 namespace glass::jinja {
 namespace {
 
-std::string render(const std::string& source) { return Template::parse(source).render({}); }
+using test::render;
 
 // '%d' % 1e300 cast the float to int64 (undefined behaviour past its range; UBSan:
 // "1e+300 is outside the range of representable values of type 'long'"). Python's int

@@ -41,6 +41,30 @@ TEST(Chat, TextModeStreamsReplies) {
   EXPECT_EQ(r.out, test::json_lines(j.out)[0]["reply"].get<std::string>() + "\n");
 }
 
+// Issue 24 item 17: through a pipe, replies started with a space (the first token's, e.g.
+// " squid") and /reset and /system said nothing.
+TEST(Chat, ThroughAPipeRepliesStartAtTheirTextAndCommandsAreAcknowledged) {
+  // The demo model's first token for "Hello" with seed 1 starts with a space.
+  const auto raw = test::run_glass("run --chat -p Hello --seed 1 -n 1 --format json");
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  ASSERT_EQ(test::json_lines(raw.out).back()["text"].get<std::string>().substr(0, 1), " ") << raw.out;
+
+  const std::string chat = test::shell_quote(test::glass_binary()) + " chat --seed 1 -n 30";
+  const auto r = test::run_command("printf 'Hello\\n/reset\\n/system Be brief.\\n/system\\n' | " + chat);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_NE(r.out[0], ' ') << r.out;
+  const auto j = test::run_command("printf 'Hello\\n' | " + chat + " --format jsonl");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const std::string reply = test::json_lines(j.out)[0]["reply"];
+  EXPECT_EQ(r.out, reply + "\n");
+  // The rest of the first token stays: " squid" shows as "squid".
+  EXPECT_EQ(reply.substr(0, 5), test::json_lines(raw.out).back()["text"].get<std::string>().substr(1, 5));
+  EXPECT_NE(r.err.find("glass: conversation reset\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("glass: system message set; conversation reset\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("glass: system message cleared; conversation reset\n"), std::string::npos) << r.err;
+}
+
 TEST(Chat, StopsAtImEndOnAModelThatAlwaysEnds) {
   test::TempDir dir;
   test::write_constant_token_model(dir.path(), 151645);

@@ -1,6 +1,8 @@
 // glass run end to end on the demo model and on purpose-built checkpoints.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "base/json_fields.h"
 #include "support/test_support.h"
 
@@ -88,7 +90,7 @@ TEST(Run, EosAndStopStringOnPurposeBuiltModels) {
   r = run_glass("run -m " + shell_quote(hello_model.path()) + " -p Hi -n 8 --stop loHel");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "Hel\n");
-  EXPECT_NE(r.err.find("stop_string"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped at the stop string \"loHel\""), std::string::npos) << r.err;
 }
 
 TEST(Run, RefusesInvalidParametersNamingThem) {
@@ -118,6 +120,101 @@ TEST(Run, RefusesInvalidParametersNamingThem) {
   r = run_glass("run --ids 999999");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("outside the model's vocabulary"), std::string::npos) << r.err;
+}
+
+
+// llama.cpp's -1 means a random seed; the seed used is reported in text mode too.
+TEST(Run, SeedMinusOneIsRandomAndTheSeedIsReported) {
+  const std::string args = "run -p 'Once upon a time' -n 8 --temperature 1.5 --top-k 0 --top-p 1 --seed -1";
+  const auto a = run_glass(args + " --format json");
+  const auto b = run_glass(args + " --format json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(parse_last_line(a.out)["seed"], parse_last_line(b.out)["seed"]);
+  EXPECT_NE(parse_last_line(a.out)["seed"], 18446744073709551615ull);
+  const auto t = run_glass("run -p 'Once upon a time' -n 3 --seed 1234");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.err.find("; seed 1234\n"), std::string::npos) << t.err;
+  const auto random = run_glass("run -p 'Once upon a time' -n 3");
+  ASSERT_EQ(random.exit_code, 0) << random.err;
+  EXPECT_NE(random.err.find("; seed "), std::string::npos) << random.err;
+  for (const char* bad : {"-2", "abc", "1.5", "18446744073709551616"}) {
+    const auto r = run_glass(std::string("run -p hi -n 1 --seed ") + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--seed: must be -1 (random) or an integer"), std::string::npos) << r.err;
+  }
+}
+
+// transformers' default: 20 new tokens when neither -n nor generation_config.json sets
+// a limit; the summary says that this limit ended the run.
+TEST(Run, DefaultLimitIsTwentyNewTokens) {
+  const auto r = run_glass("run --ids 9707 --ignore-eos --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parse_last_line(r.out)["ids"].size(), 20u);
+  EXPECT_NE(r.err.find("stopped after 20 new tokens, the default limit"), std::string::npos) << r.err;
+  test::TempDir tmp;
+  const std::string dir = tmp.file("model");
+  std::filesystem::copy(test::demo_model_dir(), dir, std::filesystem::copy_options::recursive);
+  test::write_string(dir + "/generation_config.json", R"({"max_new_tokens": 7, "eos_token_id": 151645})");
+  const auto c = run_glass("run -m " + shell_quote(dir) + " --ids 9707 --ignore-eos --format json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(parse_last_line(c.out)["ids"].size(), 7u);
+  const auto n = run_glass("run --ids 9707 --ignore-eos -n 25 --format json");
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_EQ(parse_last_line(n.out)["ids"].size(), 25u);
+  EXPECT_NE(n.err.find("stopped after 25 new tokens (the -n limit)"), std::string::npos) << n.err;
+}
+
+// The summary: singular and plural, prompt and decode time apart, every prompt's own end.
+TEST(Run, SummarySaysWhatHappenedToEachPrompt) {
+  const auto one = run_glass("run --ids 9707 -n 4 --ignore-eos --seed 3");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.err.find("prompt 1 token in "), std::string::npos) << one.err;
+  EXPECT_NE(one.err.find("generated 4 tokens, 3 of them by decoding in "), std::string::npos) << one.err;
+  EXPECT_NE(one.err.find("loaded in "), std::string::npos) << one.err;
+  const auto none = run_glass("run --ids 9707 -n 0");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.err.find("prompt 1 token, not run (nothing to generate)"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("generated 0 tokens"), std::string::npos) << none.err;
+  const auto batch = run_glass("run -p 'Hello' -p 'Hi there' -n 5 --ignore-eos --seed 9");
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_NE(batch.err.find("glass: [0] stopped after 5 new tokens (the -n limit); seed 9\n"), std::string::npos)
+      << batch.err;
+  EXPECT_NE(batch.err.find("glass: [1] stopped after 5 new tokens (the -n limit); seed 9\n"), std::string::npos)
+      << batch.err;
+  EXPECT_EQ(batch.err.find("glass: done"), std::string::npos) << batch.err;
+}
+
+// --show-top N: a sampled token from below the top N gets its own row with its rank.
+TEST(Run, ShowTopShowsAChosenTokenOutsideTheTopN) {
+  // Sampling from the whole distribution at a high temperature picks below the top 3 at
+  // most steps.
+  const auto r = run_glass(
+      "run --ids 9707 -n 12 --seed 5 --temperature 3 --top-k 0 --top-p 1 --ignore-eos --show-top 3 --format ndjson");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int below = 0;
+  for (const Json& line : test::json_lines(r.out)) {
+    if (line["type"] != "step") continue;
+    const int64_t rank = line["chosen"]["rank"];
+    ASSERT_GE(rank, 1);
+    bool listed = false;
+    for (size_t i = 0; i < line["top"].size(); ++i)
+      if (line["top"][i]["id"] == line["token"]) {
+        listed = true;
+        EXPECT_EQ(rank, static_cast<int64_t>(i) + 1);
+      }
+    EXPECT_EQ(listed, rank <= 3);
+    below += rank > 3;
+  }
+  ASSERT_GT(below, 0) << "no step chose below the top 3; pick another seed";
+  const auto t = run_glass(
+      "run --ids 9707 -n 12 --seed 5 --temperature 3 --top-k 0 --top-p 1 --ignore-eos --show-top 3");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  // Every step's table ends with the chosen row, marked.
+  size_t chosen_rows = 0;
+  for (size_t at = t.err.find("<- chosen"); at != std::string::npos; at = t.err.find("<- chosen", at + 1)) ++chosen_rows;
+  EXPECT_EQ(chosen_rows, 12u) << t.err;
+  EXPECT_NE(t.err.find("   ...\n"), std::string::npos) << t.err;
 }
 
 }  // namespace

@@ -14,22 +14,14 @@
 #include "base/error.h"
 #include "io/checkpoint.h"
 #include "io/model_config.h"
+#include "qwen_7b_config.h"
 #include "support/test_support.h"
 
 namespace glass {
 namespace {
 
+using test::qwen_7b_config;
 using test::thrown_error;
-
-Json qwen_7b_config() {
-  return parse_json(R"({
-    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
-    "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
-    "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
-    "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
-    "tie_word_embeddings": false})",
-                    "7b.json");
-}
 
 std::string nested_arrays(size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); }
 

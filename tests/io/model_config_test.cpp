@@ -5,23 +5,14 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "qwen_7b_config.h"
 #include "support/test_support.h"
 
 namespace glass {
 namespace {
 
+using test::qwen_7b_config;
 using test::thrown_error;
-
-Json qwen_7b_config() {
-  return parse_json(R"({
-    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
-    "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
-    "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
-    "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
-    "rope_scaling": null, "sliding_window": 131072, "use_sliding_window": false,
-    "tie_word_embeddings": false, "torch_dtype": "bfloat16"})",
-                    "7b.json");
-}
 
 TEST(ModelConfig, ParsesQwen7B) {
   const ModelConfig c = parse_model_config(qwen_7b_config(), "7b.json");
@@ -62,6 +53,25 @@ TEST(ModelConfig, RoundTripsThroughToJson) {
   EXPECT_EQ(d.head_dim, c.head_dim);
   EXPECT_EQ(d.tie_word_embeddings, c.tie_word_embeddings);
   EXPECT_DOUBLE_EQ(d.rope_theta, c.rope_theta);
+}
+
+// fuzz_model_config: hidden_size 65 with 4 heads of an explicit head_dim 16 (65 / 4
+// truncates to 16) was written without head_dim, and the written config was refused.
+TEST(ModelConfig, WritesHeadDimWhenHiddenIsNotHeadsTimesHeadDim) {
+  Json j = qwen_7b_config();
+  j["architectures"] = {"Qwen3MoeForCausalLM"};
+  j["model_type"] = "qwen3_moe";
+  j["hidden_size"] = 65;
+  j["num_attention_heads"] = 4;
+  j["num_key_value_heads"] = 4;
+  j["head_dim"] = 16;
+  j["num_experts"] = 8;
+  j["num_experts_per_tok"] = 2;
+  j["moe_intermediate_size"] = 32;
+  const ModelConfig c = parse_model_config(j, "65.json");
+  const Json written = c.to_json();
+  ASSERT_TRUE(written.contains("head_dim"));
+  EXPECT_EQ(parse_model_config(written, "written.json").head_dim, 16);
 }
 
 TEST(ModelConfig, DefaultsMissingOptionalFields) {

@@ -54,7 +54,7 @@ Matrix interleaved(const Matrix& m) {
 // Block types in both layouts; the others as they are.
 std::vector<Matrix> layouts(Matrix m) {
   std::vector<Matrix> all;
-  if (is_block_quantized(m.w.type)) all.push_back(interleaved(m));
+  if (interleavable(m.w.type)) all.push_back(interleaved(m));
   all.push_back(std::move(m));
   return all;
 }
@@ -63,18 +63,36 @@ std::string layout_name(const WeightMatrix& w) {
   return std::string(weight_type_name(w.type)) + (w.interleaved ? " interleaved" : "");
 }
 
-// The activations the int8 kernels actually multiply: per block of 32, scale
-// amax / 127 and values rounded to the nearest integer (ties to even).
-std::vector<float> int8_activations(const std::vector<float>& x, int64_t cols) {
-  std::vector<float> out(x.size());
-  for (size_t b = 0; b < x.size() / 32; ++b) {
-    float amax = 0;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
-    const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
+// The activations a type's kernel actually multiplies: as they are for the float kernels,
+// else as ggml quantizes them for its dot products.
+std::vector<float> kernel_activations(WeightType type, const std::vector<float>& x) {
+  const ActivationFormat format = traits(type).activation;
+  std::vector<float> out(x);
+  if (format == ActivationFormat::Int8x32) {
+    // quantize_row_q8_0 on x86: values times 127 / amax, rounded to even; the scale as an f16.
+    for (size_t b = 0; b < x.size() / 32; ++b) {
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      const float id = amax != 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
+      for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
+    }
   }
-  (void)cols;
   return out;
+}
+
+std::vector<WeightType> all_types() {
+  std::vector<WeightType> out;
+  for (const WeightTypeTraits& t : weight_types()) out.push_back(t.type);
+  return out;
+}
+
+// Column counts that are whole blocks of the type, odd ones among them.
+std::vector<int64_t> column_sizes(WeightType type) {
+  switch (traits(type).block_values) {
+    case 1: return {1, 7, 16, 37, 64, 100, 896};
+    case 32: return {32, 64, 96, 160, 896};
+    default: return {256, 768};
+  }
 }
 
 // Every path this CPU runs: each SIMD target, and on the AVX-512 target also with the
@@ -109,11 +127,8 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
   std::mt19937 rng(1);
   ThreadPool pool(2);
   for_each_target([&] {
-    for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
-      const bool blocks = is_block_quantized(type);
-      const std::vector<int64_t> col_sizes = blocks ? std::vector<int64_t>{32, 64, 96, 160, 896}
-                                                    : std::vector<int64_t>{1, 7, 16, 37, 64, 100, 896};
-      for (int64_t cols : col_sizes) {
+    for (WeightType type : all_types()) {
+      for (int64_t cols : column_sizes(type)) {
         for (int64_t rows : {1, 5, 8, 13, 33}) {
           for (int64_t n : {1, 2, 3, 4, 7, 9}) {
             SCOPED_TRACE(std::string(weight_type_name(type)) + " rows " + std::to_string(rows) + " cols " +
@@ -123,7 +138,7 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
             const auto bias = randn(static_cast<size_t>(rows), rng);
             std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size());
             ReferenceKernels ref;  // on the row-major matrix
-            ref.matmul(m.w, blocks ? int8_activations(x, cols).data() : x.data(), n, bias.data(), expect.data());
+            ref.matmul(m.w, kernel_activations(type, x).data(), n, bias.data(), expect.data());
             for (const Matrix& layout : layouts(std::move(m))) {
               CpuKernels fast(pool, features_);
               fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
@@ -144,8 +159,9 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
   std::mt19937 rng(2);
   ThreadPool one(1), two(2), three(3);
   for_each_target([&] {
-    for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
-      const int64_t rows = 37, cols = 96, n = 11;
+    for (WeightType type : all_types()) {
+      // Whole blocks of every type: 96 (an odd number of vectors) or one k-quant super-block.
+      const int64_t rows = 37, cols = traits(type).block_values == kSuperBlock ? 256 : 96, n = 11;
       for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
       const auto x = randn(static_cast<size_t>(n * cols), rng);
       std::vector<float> batched(static_cast<size_t>(n * rows));
@@ -181,13 +197,15 @@ TEST(CpuFeaturesTest, VnniKernelsAreBitIdenticalToTheOthers) {
   for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
     for (int64_t n : {1, 2, 5, 8, 9, 23}) {
       const int64_t rows = 45, cols = 160;
-      Matrix m = interleaved(make_matrix(type, rows, cols, rng));
-      const auto x = randn(static_cast<size_t>(n * cols), rng);
-      const auto bias = randn(static_cast<size_t>(rows), rng);
-      std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
-      CpuKernels(pool, with).matmul(m.w, x.data(), n, bias.data(), a.data());
-      CpuKernels(pool, without).matmul(m.w, x.data(), n, bias.data(), b.data());
-      ASSERT_EQ(a, b) << weight_type_name(type) << " n " << n;
+      // Both layouts: interleaved (as converted at load) and row-major (a GGUF's own rows).
+      for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
+        const auto x = randn(static_cast<size_t>(n * cols), rng);
+        const auto bias = randn(static_cast<size_t>(rows), rng);
+        std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
+        CpuKernels(pool, with).matmul(m.w, x.data(), n, bias.data(), a.data());
+        CpuKernels(pool, without).matmul(m.w, x.data(), n, bias.data(), b.data());
+        ASSERT_EQ(a, b) << layout_name(m.w) << " n " << n;
+      }
     }
   }
 }
@@ -196,14 +214,14 @@ TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
   std::mt19937 rng(3);
   ThreadPool pool(2);
   for_each_target([&] {
-    for (WeightType type : {WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0}) {
+    for (WeightType type : {WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_K, WeightType::Q6_K}) {
       SCOPED_TRACE(weight_type_name(type));
-      const int64_t cols = 64, n = 5;
-      // Block types interleaved: 9-row matrices put the group boundaries of the
+      const int64_t cols = traits(type).block_values == kSuperBlock ? 256 : 64, n = 5;
+      // q8_0 and q4_0 interleaved: 9-row matrices put the group boundaries of the
       // concatenated row range off the thread split's grain.
       auto make = [&](int64_t rows) {
         Matrix m = make_matrix(type, rows, cols, rng);
-        if (is_block_quantized(type)) return interleaved(m);
+        if (interleavable(type)) return interleaved(m);
         return m;  // moved: the vector keeps its buffer, so w.data stays valid
       };
       Matrix a = make(40), b = make(9), c = make(9);

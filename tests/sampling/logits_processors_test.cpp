@@ -12,7 +12,7 @@
 namespace glass {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
 
 std::vector<int32_t> kept_ids(const std::vector<float>& row) {
   std::vector<int32_t> ids;

@@ -11,7 +11,7 @@
 namespace glass {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::kInf;
 
 SamplingParams plain_sampling(uint64_t seed) {
   SamplingParams p;

@@ -15,10 +15,6 @@
 namespace glass::test {
 namespace {
 
-std::string chat_body(const std::string& user, const std::string& fields) {
-  return str_cat(R"({"messages": [{"role": "user", "content": ")", user, R"("}], )", fields, "}");
-}
-
 TEST(AdmissionBounds, MaxTokensNearInt64MaxReservesTheContextAndNoMore) {
   // Room for one whole context (96 positions) at a time, though 4 sequences could run.
   TestServer s(demo_model_dir(), {.parallel = 4, .context = 256, .kv_tokens = 96});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "server/api_error.h"
 #include "server/request_errors.h"
 
@@ -90,7 +92,12 @@ TEST(CompletionRequest, MalformedJson) {
     EXPECT_EQ(e.status(), 400) << body;
     EXPECT_EQ(e.code(), "invalid_json");
     EXPECT_NE(std::string(e.what()).find("could not parse the JSON"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
   }
+  // Where and what, in the project's own words.
+  EXPECT_STREQ(error_of("{\"messages\": [}").what(),
+               "We could not parse the JSON body of your request: at line 1, column 15: expected a value (an object, "
+               "array, string, number, true, false or null), found '}'");
   const ApiError e = error_of("[1, 2]");
   EXPECT_EQ(e.status(), 400);
   EXPECT_NE(std::string(e.what()).find("must be a JSON object"), std::string::npos);
@@ -135,7 +142,7 @@ TEST(CompletionRequest, OutOfRangeValues) {
       {R"("presence_penalty": 3)", "presence_penalty"}, {R"("frequency_penalty": -2.5)", "frequency_penalty"},
       {R"("min_p": 2)", "min_p"},                      {R"("repetition_penalty": 0)", "repetition_penalty"},
       {R"("max_tokens": 0)", "max_tokens"},            {R"("max_completion_tokens": -3)", "max_completion_tokens"},
-      {R"("top_k": -2)", "top_k"},                     {R"("seed": -1)", "seed"},
+      {R"("top_k": -2)", "top_k"},                     {R"("seed": -2)", "seed"},
       {R"("top_logprobs": 21, "logprobs": true)", "top_logprobs"}, {R"("top_logprobs": 2)", "top_logprobs"},
       {R"("stop": ["a", "b", "c", "d", "e"])", "stop"}, {R"("stop": "")", "stop"},
       {R"("stream_options": {"include_usage": true})", "stream_options"},
@@ -182,6 +189,15 @@ TEST(CompletionRequest, ResolveSamplingOverridesTheDefaults) {
   EXPECT_EQ(p.top_k, 0);
   EXPECT_EQ(p.seed, 3u);
   EXPECT_EQ(p.eos_token_ids, std::vector<int32_t>{151645});
+  // -1: a random seed (llama.cpp's server), which also wins over the server's own seed.
+  defaults.seed = 3;
+  std::set<uint64_t> seeds;
+  for (int i = 0; i < 4; ++i)
+    seeds.insert(resolve_sampling(defaults, parse_completion_request(chat(R"("seed": -1)"), Endpoint::chat_completions))
+                     .seed.value());
+  EXPECT_EQ(seeds.size(), 4u);
+  EXPECT_FALSE(seeds.contains(3));
+  defaults.seed.reset();
   r = parse_completion_request(chat(R"("temperature": 0, "ignore_eos": true)"), Endpoint::chat_completions);
   p = resolve_sampling(defaults, r);
   EXPECT_FALSE(p.sampling());

@@ -21,18 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::string chat_body(const std::string& user, const std::string& fields = "") {
-  OJson body = {{"model", "test-model"}, {"messages", {{{"role", "user"}, {"content", user}}}}};
-  std::string text = body.dump();
-  if (!fields.empty()) text = text.substr(0, text.size() - 1) + ", " + fields + "}";
-  return text;
-}
-
-void wait_for(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = Clock::now() + timeout;
-  while (!condition() && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
-}
-
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The status of the first response in `bytes` (0: none).

@@ -20,7 +20,8 @@ void write_thinking_model(const std::string& dir) {
                         qwen3_tokenizer_dir());
 }
 
-std::string chat_body(const std::string& fields = "") {
+// A request whose one user message is "Hi", with `fields` added.
+std::string hi_body(const std::string& fields = "") {
   return R"({"messages": [{"role": "user", "content": "Hi"}])" + (fields.empty() ? "" : ", " + fields) + "}";
 }
 
@@ -32,7 +33,7 @@ struct StreamedReply {
 
 StreamedReply stream(const TestServer& s, const std::string& fields) {
   const HttpReply r = post_json(s, "/v1/chat/completions",
-                                chat_body(fields + (fields.empty() ? "" : ", ") +
+                                hi_body(fields + (fields.empty() ? "" : ", ") +
                                           R"("stream": true, "stream_options": {"include_usage": true})"));
   EXPECT_EQ(r.status, 200) << r.body;
   StreamedReply out;
@@ -68,7 +69,7 @@ TempDir* ReasoningServer::dir_ = nullptr;
 
 TEST_F(ReasoningServer, MessageCarriesTheReasoningApart) {
   TestServer s(dir_->path());
-  const HttpReply r = post_json(s, "/v1/chat/completions", chat_body(R"("return_token_ids": true)"));
+  const HttpReply r = post_json(s, "/v1/chat/completions", hi_body(R"("return_token_ids": true)"));
   ASSERT_EQ(r.status, 200) << r.body;
   const OJson j = r.json();
   const OJson& message = j["choices"][0]["message"];
@@ -81,7 +82,7 @@ TEST_F(ReasoningServer, MessageCarriesTheReasoningApart) {
   EXPECT_EQ(j["usage"]["completion_tokens_details"]["reasoning_tokens"], 4);
 
   // Cut off while thinking: reasoning and no answer.
-  const OJson cut = post_json(s, "/v1/chat/completions", chat_body(R"("max_tokens": 3)")).json();
+  const OJson cut = post_json(s, "/v1/chat/completions", hi_body(R"("max_tokens": 3)")).json();
   EXPECT_EQ(cut["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(cut["choices"][0]["message"]["reasoning_content"], "Hmm maybe");
   EXPECT_EQ(cut["choices"][0]["message"]["content"], "");
@@ -89,7 +90,7 @@ TEST_F(ReasoningServer, MessageCarriesTheReasoningApart) {
 
 TEST_F(ReasoningServer, StreamedDeltasCarryReasoningThenContent) {
   TestServer s(dir_->path());
-  const OJson whole = post_json(s, "/v1/chat/completions", chat_body()).json();
+  const OJson whole = post_json(s, "/v1/chat/completions", hi_body()).json();
   const StreamedReply st = stream(s, "");
   EXPECT_EQ(st.reasoning, "Hmm maybe");
   EXPECT_EQ(st.content, "Hi");
@@ -114,7 +115,7 @@ TEST_F(ReasoningServer, StreamedDeltasCarryReasoningThenContent) {
 
 TEST_F(ReasoningServer, ChatTemplateKwargsGoOverTheServersDefaults) {
   TestServer s(dir_->path());
-  const OJson off = post_json(s, "/v1/chat/completions", chat_body(R"("chat_template_kwargs": {"enable_thinking": false})")).json();
+  const OJson off = post_json(s, "/v1/chat/completions", hi_body(R"("chat_template_kwargs": {"enable_thinking": false})")).json();
   EXPECT_EQ(off["choices"][0]["message"]["content"], "Hi");
   EXPECT_FALSE(off["choices"][0]["message"].contains("reasoning_content")) << off.dump();
   EXPECT_FALSE(off["usage"].contains("completion_tokens_details"));
@@ -126,12 +127,12 @@ TEST_F(ReasoningServer, ChatTemplateKwargsGoOverTheServersDefaults) {
   TestServerOptions defaults;
   defaults.chat_template_kwargs = {{"enable_thinking", false}};
   TestServer no_think(dir_->path(), defaults);
-  EXPECT_FALSE(post_json(no_think, "/v1/chat/completions", chat_body()).json()["choices"][0]["message"].contains("reasoning_content"));
+  EXPECT_FALSE(post_json(no_think, "/v1/chat/completions", hi_body()).json()["choices"][0]["message"].contains("reasoning_content"));
   const OJson on =
-      post_json(no_think, "/v1/chat/completions", chat_body(R"("chat_template_kwargs": {"enable_thinking": true})")).json();
+      post_json(no_think, "/v1/chat/completions", hi_body(R"("chat_template_kwargs": {"enable_thinking": true})")).json();
   EXPECT_EQ(on["choices"][0]["message"]["reasoning_content"], "Hmm maybe");
   // Variables the template does not read change nothing.
-  const OJson other = post_json(no_think, "/v1/chat/completions", chat_body(R"("chat_template_kwargs": {"x": 1})")).json();
+  const OJson other = post_json(no_think, "/v1/chat/completions", hi_body(R"("chat_template_kwargs": {"x": 1})")).json();
   EXPECT_EQ(other["choices"][0]["message"]["content"], "Hi");
   EXPECT_FALSE(other["choices"][0]["message"].contains("reasoning_content"));
 }
@@ -140,7 +141,7 @@ TEST_F(ReasoningServer, BadChatTemplateKwargsAre400NamingTheParameter) {
   TestServer s(dir_->path());
   for (const std::string kwargs : {"[1]", "\"enable_thinking\"", "true", R"({"messages": []})", R"({"add_generation_prompt": false})"}) {
     SCOPED_TRACE(kwargs);
-    const HttpReply r = post_json(s, "/v1/chat/completions", chat_body(R"("chat_template_kwargs": )" + kwargs));
+    const HttpReply r = post_json(s, "/v1/chat/completions", hi_body(R"("chat_template_kwargs": )" + kwargs));
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_EQ(r.json()["error"]["param"], "chat_template_kwargs") << r.body;
     EXPECT_NE(r.json()["error"]["message"].get<std::string>().find("chat_template_kwargs"), std::string::npos) << r.body;
@@ -161,7 +162,7 @@ TEST(ReasoningServerHeldText, TextHeldForATagThatNeverCameEndsTheStream) {
   TempDir dir;
   write_successor_model(dir.path(), {{kNewline, kLess}, {kLess, kImEnd}}, qwen3_tokenizer_dir());
   TestServer s(dir.path());
-  EXPECT_EQ(post_json(s, "/v1/chat/completions", chat_body()).json()["choices"][0]["message"]["content"], "<");
+  EXPECT_EQ(post_json(s, "/v1/chat/completions", hi_body()).json()["choices"][0]["message"]["content"], "<");
   const StreamedReply st = stream(s, "");
   EXPECT_EQ(st.content, "<");
   EXPECT_EQ(st.reasoning, "");
@@ -170,7 +171,7 @@ TEST(ReasoningServerHeldText, TextHeldForATagThatNeverCameEndsTheStream) {
 
 TEST(ReasoningServerQwen25, NoReasoningFieldsForAModelWithoutThinkTags) {
   TestServer s(demo_model_dir());
-  const OJson j = post_json(s, "/v1/chat/completions", chat_body(R"("max_tokens": 6, "chat_template_kwargs": {"enable_thinking": false})")).json();
+  const OJson j = post_json(s, "/v1/chat/completions", hi_body(R"("max_tokens": 6, "chat_template_kwargs": {"enable_thinking": false})")).json();
   EXPECT_TRUE(j["choices"][0]["message"]["content"].is_string()) << j.dump();
   EXPECT_FALSE(j["choices"][0]["message"].contains("reasoning_content"));
   EXPECT_FALSE(j["usage"].contains("completion_tokens_details"));

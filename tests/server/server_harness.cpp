@@ -74,6 +74,19 @@ HttpReply get(const TestServer& server, const std::string& path) {
   return {r->status, r->body};
 }
 
+std::string chat_body(const std::string& user, const std::string& fields) {
+  OJson body = {{"model", "test-model"}, {"messages", {{{"role", "user"}, {"content", user}}}}};
+  std::string text = body.dump();
+  if (!fields.empty()) text = text.substr(0, text.size() - 1) + ", " + fields + "}";
+  return text;
+}
+
+void wait_for(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 std::vector<std::string> sse_data(const std::string& body) {
   std::vector<std::string> out;
   size_t pos = 0;

@@ -5,6 +5,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -82,6 +84,13 @@ HttpReply get(const TestServer& server, const std::string& path);
 
 // The `data:` payloads of a server-sent-event stream, in order ("[DONE]" included).
 std::vector<std::string> sse_data(const std::string& body);
+
+// A chat completions request with one user message; `fields` (`"name": value, ...`) are
+// added to the object.
+std::string chat_body(const std::string& user, const std::string& fields = "");
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes.
+void wait_for(const std::function<bool()>& condition, std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
 // A raw HTTP/1.1 connection to 127.0.0.1:port.
 class RawConnection {

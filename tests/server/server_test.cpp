@@ -17,13 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string chat_body(const std::string& user, const std::string& fields = "") {
-  OJson body = {{"model", "test-model"}, {"messages", {{{"role", "user"}, {"content", user}}}}};
-  std::string text = body.dump();
-  if (!fields.empty()) text = text.substr(0, text.size() - 1) + ", " + fields + "}";
-  return text;
-}
-
 // What the Generator alone gives for this chat (greedy unless `params` says otherwise).
 GenerationResult generate_alone(TestServer& s, const std::string& user, SamplingParams params) {
   const auto ids = encode_chat(s.chat_template(), s.tokenizer(), single_turn(user)).ids;
@@ -270,11 +263,6 @@ const char* kTokenChunk = "\"delta\":{\"content\":";
 // A request that will not finish soon: no eos, a long budget, streamed to a raw socket.
 std::string endless_body(int max_tokens) {
   return chat_body("go", str_cat(R"("max_tokens": )", max_tokens, R"(, "ignore_eos": true, "stream": true)"));
-}
-
-void wait_for(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
 }
 
 TEST(Server, DisconnectMidStreamFreesTheSlot) {

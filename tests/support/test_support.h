@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include "io/safetensors.h"
 
 namespace glass::test {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // GLASS_FIXTURES, or ../shared/fixtures beside the repository.
 std::string fixtures_root();
@@ -110,6 +113,8 @@ std::function<bool(const std::string& dir)> json_has_field(const std::string& fi
 int run_fixture_main(int argc, char** argv, const std::string& marker, const std::vector<FixtureSuite>& suites);
 
 std::vector<float> read_f32_file(const std::string& path);
+// `s` as a GoogleTest name: every character but letters and digits becomes '_'.
+std::string test_name(const std::string& s);
 void write_string(const std::string& path, const std::string& text);
 std::string read_string(const std::string& path);
 

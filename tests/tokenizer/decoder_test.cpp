@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "replacement_char.h"
 #include "tiny_tokenizer.h"
 #include "support/test_support.h"
 #include "tokenizer/utf8.h"
@@ -7,7 +8,7 @@
 namespace glass {
 namespace {
 
-const std::string R(utf8::kReplacement);
+using test::R;
 
 Tokenizer tiny() {
   Json j = test::tiny_tokenizer_json({{"h", "i"}, {"\xF0", "\x9F"}, {"\xF0\x9F", "\x98"}});

@@ -1,11 +1,12 @@
 #include <gtest/gtest.h>
 
+#include "replacement_char.h"
 #include "tokenizer/utf8.h"
 
 namespace glass {
 namespace {
 
-const std::string R(utf8::kReplacement);
+using test::R;
 
 TEST(Utf8, DisplayWidthCountsTerminalColumns) {
   EXPECT_EQ(utf8::display_width(""), 0u);

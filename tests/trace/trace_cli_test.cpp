@@ -8,6 +8,7 @@
 
 #include "base/json_fields.h"
 #include "support/test_support.h"
+#include "tokenizer/utf8.h"
 #include "trace/npy.h"
 
 namespace glass {
@@ -40,15 +41,63 @@ const Json* stage_named(const Json& j, const std::string& name) {
 }
 
 TEST(TraceCli, TableNamesEveryStageWithItsShape) {
-  const auto r = run_glass("trace -p " + shell_quote(kPrompt));
+  // Wide enough that no line wraps, whatever $COLUMNS the tests run with.
+  const auto r = run_glass("trace --width 200 -p " + shell_quote(kPrompt));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* line : {"embed                   [pos=9, hidden=64]", "layer0.q                [pos=9, heads=4, dim=16]",
-                           "layer0.k                [pos=9, kv_heads=2, dim=16]", "layer3.attn_scores      [pos=9, heads=4, keys=9]",
-                           "layer3.attn_weights", "layer2.mlp_act          [pos=9, intermediate=192]",
-                           "final_norm", "logits                  [pos=9, vocab=151936]", "logit lens", "next token at position 8"})
+  // The name column is as wide as the longest name (layer3.attn_residual) and two spaces.
+  const auto row = [](std::string name, const char* shape) { return name.append(22 - name.size(), ' ') + shape; };
+  for (const std::string& line :
+       {row("embed", "[pos=9, hidden=64]"), row("layer0.q", "[pos=9, heads=4, dim=16]"),
+        row("layer0.k", "[pos=9, kv_heads=2, dim=16]"), row("layer3.attn_scores", "[pos=9, heads=4, keys=9]"),
+        row("layer3.attn_weights", ""), row("layer2.mlp_act", "[pos=9, intermediate=192]"), row("final_norm", ""),
+        row("logits", "[pos=9, vocab=151936]"), std::string("logit lens"), std::string("next token at position 8"),
+        std::string("first values at position 8")})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.out.find("8:374=\" is\""), std::string::npos) << "tokens with ids and text";
   EXPECT_NE(r.out.find("max |diff| 0"), std::string::npos) << "the lens at the last layer equals the logits";
+}
+
+// Display columns of each line of `text`.
+size_t widest_line(const std::string& text, std::string* widest = nullptr) {
+  size_t most = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    if (utf8::display_width(line) > most) {
+      most = utf8::display_width(line);
+      if (widest != nullptr) *widest = line;
+    }
+    at = end + 1;
+  }
+  return most;
+}
+
+// A 13-token prompt used to make a logit-lens table 244 columns wide; now it fits the
+// terminal ($COLUMNS here, as a terminal's width) in stacked blocks of positions.
+TEST(TraceCli, TableFitsTheTerminalWidth) {
+  const std::string prompt = "The quick brown fox jumps over the lazy dog. The quick brown";
+  const std::string glass = shell_quote(test::glass_binary()) + " trace -p " + shell_quote(prompt);
+  auto r = run_command("COLUMNS=100 " + glass);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string widest;
+  EXPECT_LE(widest_line(r.out, &widest), 100u) << widest;
+  EXPECT_NE(r.out.find("\n          pos 0 \"The\" "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n          pos 5 \" over\" "), std::string::npos)
+      << "a second block starts at position 5\n" << r.out;
+  EXPECT_NE(r.out.find("\n          pos 10 \" The\" "), std::string::npos) << r.out;
+
+  // --width wins over $COLUMNS; without either (not a terminal) the table takes 120 columns.
+  r = run_command("COLUMNS=100 " + glass + " --width 160");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(widest_line(r.out), 120u);
+  EXPECT_LE(widest_line(r.out), 160u);
+  EXPECT_NE(r.out.find("\n          pos 0 \"The\" "), std::string::npos);
+  EXPECT_NE(r.out.find("\n          pos 8 \" dog\" "), std::string::npos) << "blocks of 8 positions\n" << r.out;
+  r = run_command("env -u COLUMNS " + glass);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LE(widest_line(r.out), 120u);
+  EXPECT_GT(widest_line(r.out), 100u);
 }
 
 TEST(TraceCli, JsonSchema) {
@@ -133,6 +182,7 @@ TEST(TraceCli, RefusesBadOptions) {
       {"--ids 1 --format yaml", "not one of table, json"},
       {"--ids 999999", "out of range"},
       {"--ids 1 --top-k 0", "--top-k"},
+      {"--ids 1 --width 30", "--width: must be between 40 and"},
   };
   for (const Case& c : cases) {
     const auto r = run_glass("trace " + c.args);
@@ -224,6 +274,21 @@ TEST_F(CompareCli, RawAgainstNpyOfTheSameLogits) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// llama.cpp's logits dumps are raw float32 rows next to a GGUF: -m takes the GGUF's width.
+TEST_F(CompareCli, TakesTheRowWidthFromAGgufFile) {
+  const std::string gguf = tmp_.file("demo.gguf");
+  auto r = run_glass("convert -m " + shell_quote(test::demo_model_dir()) + " --type F16 --out " + shell_quote(gguf));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_glass("compare " + a() + " " + a() + " -m " + shell_quote(gguf) + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out, "compare");
+  EXPECT_EQ(j["width"], 151936);
+  EXPECT_TRUE(j["positions"][0]["top1_a_text"].is_string()) << "the GGUF's vocabulary names the tokens";
+  r = run_glass("compare " + a() + " " + a() + " -m " + shell_quote(gguf) + " --vocab 1000");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("demo.gguf's vocab_size 151936"), std::string::npos) << r.err;
+}
+
 TEST_F(CompareCli, ReportsDifferencesPerPosition) {
   std::vector<float> b = logits_;
   b[151936 + 5] += 0.5f;                                                     // position 1
@@ -242,6 +307,56 @@ TEST_F(CompareCli, ReportsDifferencesPerPosition) {
   r = run_glass("compare " + npy() + " " + shell_quote(tmp_.file("b.npy")) + " --tolerance 0.1");
   EXPECT_EQ(r.exit_code, 1) << "beyond the tolerance";
   EXPECT_NE(r.out.find("EXCEEDED"), std::string::npos) << r.out;
+}
+
+// With -m the tokenizer is known, and the top-1 columns name the tokens, quoted as the
+// trace table quotes them; without it they are ids.
+TEST_F(CompareCli, NamesTheTopTokensWhenTheTokenizerIsKnown) {
+  std::vector<float> b = logits_;
+  const int32_t chosen[3] = {99489, 1, 9707};  // "世界", "\"", "Hello"
+  for (int p = 0; p < 3; ++p) {
+    const auto row = b.begin() + p * 151936;
+    row[chosen[p]] = *std::max_element(row, row + 151936) + 5;
+  }
+  write_npy(tmp_.file("b.npy"), {3, 151936}, b);
+  const std::string b_npy = shell_quote(tmp_.file("b.npy"));
+  const std::string model = shell_quote(test::demo_model_dir());
+
+  auto r = run_glass("compare " + npy() + " " + b_npy + " -m " + model);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* cell : {" 99489 \"世界\" ", " 1 \"\\\"\" ", " 9707 \"Hello\" "})
+    EXPECT_NE(r.out.find(cell), std::string::npos) << cell << "\n" << r.out;
+  // The columns line up: in each of the three rows the verdict starts where the header's "agree" does.
+  const size_t header = r.out.find("position");
+  const size_t agree = utf8::display_width(r.out.substr(header, r.out.find("agree", header) - header));
+  size_t rows = 0;
+  for (size_t at = r.out.find("  NO\n"); at != std::string::npos; at = r.out.find("  NO\n", at + 1), ++rows) {
+    const size_t line = r.out.rfind('\n', at) + 1;
+    EXPECT_EQ(utf8::display_width(r.out.substr(line, at + 2 - line)), agree) << r.out;
+  }
+  EXPECT_EQ(rows, 3u) << "b's top-1 differs from a's at every position\n" << r.out;
+
+  r = run_glass("compare " + npy() + " " + b_npy + " -m " + model + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out, "compare");
+  EXPECT_EQ(j["positions"][0]["top1_b_text"], "世界");
+  EXPECT_EQ(j["positions"][1]["top1_b_text"], "\"");
+  EXPECT_EQ(j["positions"][2]["top1_b_text"], "Hello");
+  EXPECT_TRUE(j["positions"][0]["top1_a_text"].is_string());
+
+  // -m as the folder's config.json finds the tokenizer beside it.
+  r = run_glass("compare " + npy() + " " + b_npy + " -m " + shell_quote(test::demo_model_dir() + "/config.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 9707 \"Hello\" "), std::string::npos) << r.out;
+
+  // Without -m only the ids are known.
+  r = run_glass("compare " + npy() + " " + b_npy);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 99489 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("世界"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"Hello\""), std::string::npos) << r.out;
+  r = run_glass("compare " + npy() + " " + b_npy + " --format json");
+  EXPECT_FALSE(parse_json(r.out, "compare")["positions"][0].contains("top1_b_text"));
 }
 
 TEST_F(CompareCli, ClearErrorsForMismatchedAndBrokenInputs) {

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <set>
 
 #include "base/json_fields.h"
 #include "support/test_support.h"
@@ -77,6 +79,13 @@ TraceReport sample_report() {
   return r;
 }
 
+// How many times `needle` occurs in `text`, overlapping ones included.
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(needle, at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
 TEST(TraceHtml, SelfContainedAndEscaped) {
   const std::string html = trace_report_html(sample_report());
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
@@ -92,10 +101,13 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   EXPECT_NE(html.find("␣"), std::string::npos) << "leading spaces are visible";
   EXPECT_NE(html.find("&lt;tiny&gt;"), std::string::npos);
+  // CJK fonts after the Latin ones in the text and the monospace stacks.
+  EXPECT_NE(html.find("\"Segoe UI\", \"Noto Sans CJK SC\", \"WenQuanYi Micro Hei\", sans-serif"), std::string::npos);
+  EXPECT_NE(html.find("Menlo, \"Noto Sans Mono CJK SC\",\n"), std::string::npos);
+  EXPECT_NE(html.find("\"WenQuanYi Micro Hei Mono\", monospace"), std::string::npos);
 
   // Exactly the page's own two scripts, plus the data block, whose JSON survives "</script>" in tokens.
-  size_t scripts = 0;
-  for (at = 0; (at = html.find("<script", at)) != std::string::npos; ++at) ++scripts;
+  const size_t scripts = occurrences(html, "<script");
   EXPECT_EQ(scripts, 3u);
   const std::string open = "<script type=\"application/json\" id=\"glass-lens-data\">";
   const size_t begin = html.find(open);
@@ -104,18 +116,43 @@ TEST(TraceHtml, SelfContainedAndEscaped) {
   const Json data = parse_json(html.substr(begin + open.size(), end - begin - open.size()), "lens data");
   ASSERT_EQ(data["rows"].size(), 3u) << "two layers and the logits";
   EXPECT_EQ(data["rows"][0]["top"][2][0]["text"], "</script><b>x");
-  EXPECT_EQ(data["final"].size(), 3u);
+  EXPECT_TRUE(data["rows"][2]["final"].get<bool>());
 
   // The grid, the rms curves (one path per traced series) and the final bars.
   EXPECT_NE(html.find("<table class=\"lens\">"), std::string::npos);
-  size_t cells = 0;
-  for (at = 0; (at = html.find("<td class=\"cell", at)) != std::string::npos; ++at) ++cells;
+  const size_t cells = occurrences(html, "<td class=\"cell");
   EXPECT_EQ(cells, 9u);
-  size_t paths = 0;
-  for (at = 0; (at = html.find("<path d=", at)) != std::string::npos; ++at) ++paths;
+  const size_t paths = occurrences(html, "<path d=");
   EXPECT_EQ(paths, 3u) << "output, o_proj and down were traced";
-  EXPECT_NE(html.find("id=\"final-bars\""), std::string::npos);
+  // The rms axis (0 to 1.5, and a margin) is marked at round numbers.
+  std::vector<std::string> ticks;
+  for (at = 0; (at = html.find("<text class=\"tick\"", at)) != std::string::npos; ++at) {
+    const size_t from = html.find('>', at) + 1;
+    ticks.push_back(html.substr(from, html.find('<', from) - from));
+  }
+  EXPECT_EQ(ticks, (std::vector<std::string>{"0", "0.5", "1", "1.5"}));
   EXPECT_NE(html.find("width:50.00%"), std::string::npos) << "a bar is as long as its probability";
+
+  // The model's prediction at the last position is shown once: in the details panel, which
+  // opens on it with its cell marked, not again in a section of its own.
+  const size_t bar_rows = occurrences(html, "<div class=\"bar-row\">");
+  EXPECT_EQ(bar_rows, 3u) << "one set of top-3 bars";
+  EXPECT_NE(html.find("<b id=\"detail-title\">Next token at position 2 (input ↵)</b>"), std::string::npos);
+  EXPECT_EQ(html.find("Next token: top"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"cell sel\" data-l=\"2\" data-p=\"2\""), std::string::npos);
+  const size_t selected = occurrences(html, " sel\"");
+  EXPECT_EQ(selected, 1u);
+
+  EXPECT_NE(html.find("reproduces the model's logits exactly"), std::string::npos);
+  EXPECT_EQ(html.find("logits to 0"), std::string::npos);
+}
+
+TEST(TraceHtml, SaysHowCloseTheLensIsToTheLogits) {
+  TraceReport r = sample_report();
+  r.lens->last_layer_max_abs_diff = 3.14159e-6;
+  const std::string html = trace_report_html(r);
+  EXPECT_NE(html.find("matches the model's logits to within 3.1e-06 (max |difference|)"), std::string::npos);
+  EXPECT_EQ(html.find("exactly"), std::string::npos);
 }
 
 TEST(TraceHtml, ShowsTheExpertsEachTokenChose) {
@@ -160,6 +197,28 @@ std::string chromium_binary() {
   return "";
 }
 
+// The flags every headless run here uses: no sandbox (containers), no GPU, no network.
+const std::string kChromiumFlags =
+    " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+    " --disable-component-update --disable-sync --enable-logging=stderr --v=0";
+
+std::string html_unescaped(std::string s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool replaced = false;
+    for (const auto& [entity, ch] : {std::pair{"&quot;", '"'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}}) {
+      if (s.compare(i, std::strlen(entity), entity) == 0) {
+        out += ch;
+        i += std::strlen(entity) - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += s[i];
+  }
+  return out;
+}
+
 std::string python3() {
   struct stat st {};
   return ::stat("/usr/bin/python3", &st) == 0 ? "/usr/bin/python3" : "python3";
@@ -176,9 +235,7 @@ TEST(TraceHtml, RendersInHeadlessChromium) {
                            shell_quote(page) + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
-  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                            " --disable-background-networking --disable-component-update --disable-sync"
-                            " --enable-logging=stderr --v=0 --window-size=1000,800";
+  const std::string flags = kChromiumFlags + " --window-size=1000,800";
   const std::string url = shell_quote("file://" + page);
   r = run_command("timeout 120 " + shell_quote(chromium) + flags + " --user-data-dir=" +
                   shell_quote(tmp.file("profile-a")) + " --screenshot=" + shell_quote(tmp.file("shot.png")) + " " + url);
@@ -201,6 +258,70 @@ TEST(TraceHtml, RendersInHeadlessChromium) {
   EXPECT_EQ(stats["height"], 800);
   EXPECT_GT(stats["non_background"].get<double>(), 0.05) << "the screenshot is mostly blank: " << r.out;
   EXPECT_GT(stats["colours"].get<int>(), 50) << "the screenshot has almost no colours: " << r.out;
+}
+
+// Chinese and Korean tokens are drawn with real glyphs, not missing-glyph boxes: the page
+// names CJK fonts and scripts/install-deps.sh installs one (fonts-wqy-microhei).
+// glyph_probe.js draws each such character in the font stacks the page gives it and
+// compares it with a character no font has; see there.
+TEST(TraceHtml, CjkTokensHaveGlyphs) {
+  const std::string chromium = chromium_binary();
+  if (chromium.empty())
+    GTEST_SKIP() << "Chromium is not installed (Debian package `chromium`; scripts/install-deps.sh installs it)";
+  test::TempDir tmp;
+  const std::string page = tmp.file("trace.html");
+  auto r = test::run_glass("trace -p " + shell_quote("안녕하세요 世界, 你好") + " --html " + shell_quote(page) +
+                           " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json trace = parse_json(r.out, "glass trace --format json");
+  EXPECT_EQ(trace["prompt"]["tokens"][0], "안") << "whole characters in the tokens";
+  EXPECT_EQ(trace["prompt"]["tokens"][4], "世界");
+  std::string html = test::read_string(page);
+  const size_t end = html.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  html.insert(end, "<script>" + test::read_string(GLASS_GLYPH_PROBE) + "</script>");
+  const std::string probe = tmp.file("probe.html");
+  test::write_string(probe, html);
+
+  // Returns the probe's result with the fonts fontconfig finds under `env` (a prefix).
+  const auto probe_glyphs = [&](const std::string& env, const std::string& profile) {
+    const auto run = run_command(env + "timeout 120 " + shell_quote(chromium) + kChromiumFlags + " --user-data-dir=" +
+                                 shell_quote(tmp.file(profile)) + " --dump-dom " + shell_quote("file://" + probe));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    const std::string open = "data-cjk=\"";
+    const size_t at = run.out.find(open);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "the probe left no result:\n" << run.out.substr(0, 2000) << run.err;
+      return Json();
+    }
+    const size_t close = run.out.find('"', at + open.size());
+    return parse_json(html_unescaped(run.out.substr(at + open.size(), close - at - open.size())), "glyph probe");
+  };
+
+  const Json result = probe_glyphs("", "profile");
+  ASSERT_TRUE(result.is_object());
+  EXPECT_TRUE(result["control"].get<bool>()) << "two missing characters should look alike, and unlike \"A\": "
+                                             << result.dump();
+  std::set<std::string> chars;
+  for (const Json& ch : result["chars"]) chars.insert(ch.get<std::string>());
+  for (const char* ch : {"안", "녕", "하", "세", "요", "世", "界", "你", "好"}) EXPECT_TRUE(chars.count(ch)) << ch;
+  EXPECT_EQ(result["fonts"].size(), 2u) << "the page's two stacks (text and monospace): " << result.dump();
+  EXPECT_TRUE(result["tofu"].empty()) << "drawn as missing-glyph boxes (install fonts-wqy-microhei): "
+                                      << result["tofu"].dump();
+  EXPECT_TRUE(result["blank"].empty()) << "not drawn at all: " << result["blank"].dump();
+
+  // The probe tells a missing font when it sees one: with only the DejaVu fonts (no CJK)
+  // every character is a box.
+  const std::string dejavu = "/usr/share/fonts/truetype/dejavu";
+  struct stat st {};
+  if (::stat(dejavu.c_str(), &st) != 0) return;
+  test::write_string(tmp.file("fonts.conf"), "<?xml version=\"1.0\"?><fontconfig><dir>" + dejavu +
+                                                 "</dir><cachedir>" + tmp.file("fc-cache") +
+                                                 "</cachedir></fontconfig>\n");
+  const Json without = probe_glyphs("FONTCONFIG_FILE=" + shell_quote(tmp.file("fonts.conf")) + " ", "profile-dejavu");
+  ASSERT_TRUE(without.is_object());
+  EXPECT_EQ(without["tofu"].size() + without["blank"].size(), without["chars"].size() * without["fonts"].size())
+      << without.dump();
 }
 
 }  // namespace

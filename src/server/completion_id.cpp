@@ -1,0 +1,30 @@
+#include "server/completion_id.h"
+
+#include <array>
+
+namespace glass::server {
+
+namespace {
+
+std::mt19937_64 seeded_engine() {
+  std::random_device device;
+  std::array<std::random_device::result_type, 8> words;
+  for (auto& w : words) w = device();
+  std::seed_seq seed(words.begin(), words.end());
+  return std::mt19937_64(seed);
+}
+
+}  // namespace
+
+CompletionIds::CompletionIds() : engine_(seeded_engine()) {}
+
+std::string CompletionIds::next(Endpoint endpoint) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::uniform_int_distribution<size_t> pick(0, sizeof kAlphabet - 2);
+  std::string id = endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-";
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < kRandomChars; ++i) id += kAlphabet[pick(engine_)];
+  return id;
+}
+
+}  // namespace glass::server

@@ -1,0 +1,28 @@
+// Ids of completions as OpenAI makes them: "chatcmpl-" (or "cmpl-") and 29 random letters
+// and digits, so that no two servers (or restarts) hand out the same id and an id says
+// nothing about how many came before it.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <string>
+
+#include "server/completion_request.h"
+
+namespace glass::server {
+
+class CompletionIds {
+ public:
+  static constexpr size_t kRandomChars = 29;
+
+  CompletionIds();  // seeded from std::random_device
+  // Safe from any thread.
+  std::string next(Endpoint endpoint);
+
+ private:
+  std::mutex mutex_;
+  std::mt19937_64 engine_;
+};
+
+}  // namespace glass::server
