@@ -233,6 +233,7 @@ class AmxKernels : public ::testing::Test {
  protected:
   void SetUp() override {
     features_ = CpuFeatures::detect();
+    features_.amx_int8 = true;  // off by default (CpuFeatures), but these tests cover the int8 tiles too
     if (!amx::cpu_has_amx()) GTEST_SKIP() << "this CPU has no AMX (AMX-TILE/INT8/BF16 with AVX512-BF16 and VNNI)";
     if (!features_.amx)
       GTEST_SKIP() << "AMX is off in this process: " << (features_.note.empty() ? "GLASS_CPU" : features_.note);
