@@ -19,7 +19,9 @@
 #include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
 
-namespace glass {
+// Its own namespace: kernels_test is a unity build in CI, and cpu_kernels_test.cpp has
+// helpers of the same names (Matrix, randn, interleaved).
+namespace glass::amx_test {
 namespace {
 
 std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
@@ -486,4 +488,4 @@ TEST_F(AmxKernels, AttentionTilesMatchTheReferenceAndAreInvariant) {
 }
 
 }  // namespace
-}  // namespace glass
+}  // namespace glass::amx_test
