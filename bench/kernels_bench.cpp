@@ -3,6 +3,8 @@
 // Items processed are multiply-adds; bytes processed are weight bytes read.
 #include <benchmark/benchmark.h>
 
+#include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,7 +17,14 @@ namespace {
 
 struct Weights {
   std::vector<std::byte> bytes;
+  std::unique_ptr<std::byte[]> laid_out;
   WeightMatrix w;
+  // In the layout the model loads them into for kernels with `features` (tiled with AMX);
+  // `row_major` keeps q8_0 / q4_0 rows as a GGUF's own are used.
+  Weights(WeightType t, int64_t rows, int64_t cols, const CpuFeatures& features, bool row_major = false)
+      : Weights(t, rows, cols, row_major) {
+    if (!row_major) w = cpu_layout(w, laid_out, features);
+  }
   Weights(WeightType t, int64_t rows, int64_t cols, bool row_major = false) {
     std::mt19937 rng(1);
     std::normal_distribution<float> d(0.0f, 0.05f);
@@ -36,15 +45,22 @@ struct Weights {
   }
 };
 
-// args: weight type, rows, cols, tokens, threads[, 0 to turn the CPU's extensions such as VNNI off[, 1 to keep
-// q8_0 / q4_0 rows row-major, as a GGUF's own are used]]
+// args: weight type, rows, cols, tokens, threads, extensions: 2 all this CPU has (AMX
+// included), 1 without AMX (VNNI included), 0 none; 3 and 4: with AMX, q8_0 / q4_0 forced
+// through the tiles (3) or the VNNI kernel on the tiled layout (4) whatever the tokens;
+// then 1 to keep q8_0 / q4_0 rows row-major, as a GGUF's own are used
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
-  const bool extensions = state.range(5) != 0;
-  CpuKernels k(pool, extensions ? CpuFeatures::detect() : CpuFeatures{});
-  Weights m(type, rows, cols, state.range(6) != 0);
+  const int64_t extensions = state.range(5);
+  CpuFeatures features = extensions != 0 ? CpuFeatures::detect() : CpuFeatures{};
+  if (extensions == 1) features.amx = false;
+  features.amx_int8 = extensions >= 2;  // the int8 tiles are measured even though off by default
+  if (extensions == 3) features.int8_tile_min_tokens = 1;
+  if (extensions == 4) features.int8_tile_min_tokens = std::numeric_limits<int64_t>::max();
+  CpuKernels k(pool, features);
+  Weights m(type, rows, cols, features, state.range(6) != 0);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
   for (auto _ : state) {
     k.matmul(m.w, x.data(), n, nullptr, y.data());
@@ -52,23 +68,34 @@ void BM_Matmul(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * rows * cols * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(m.w.bytes()));
-  state.SetLabel(std::string(weight_type_name(type)) + " " + k.simd_path());
+  state.SetLabel(std::string(weight_type_name(type)) + " " + k.matmul_path(m.w, n));
 }
 
 void MatmulShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::BF16), static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)}) {
     for (int threads : {1, 2}) {
-      for (int extensions : {1, 0}) {
-        b->Args({t, 4864, 896, 1, threads, extensions, 0});  // gate/up, decode
-        b->Args({t, 896, 4864, 1, threads, extensions, 0});  // down, decode
+      for (int extensions : {2, 1, 0}) {
+        b->Args({t, 4864, 896, 1, threads, extensions, 0});    // gate/up, decode
+        b->Args({t, 896, 4864, 1, threads, extensions, 0});    // down, decode
         b->Args({t, 151936, 896, 1, threads, extensions, 0});  // lm_head, decode
-        b->Args({t, 4864, 896, 64, threads, extensions, 0});  // gate/up, prefill block
-        b->Args({t, 896, 4864, 64, threads, extensions, 0});  // down, prefill block
+        b->Args({t, 4864, 896, 64, threads, extensions, 0});   // gate/up, prefill block
+        b->Args({t, 896, 4864, 64, threads, extensions, 0});   // down, prefill block
+        b->Args({t, 4864, 896, 512, threads, extensions, 0});  // gate/up, pp512
+        b->Args({t, 896, 4864, 512, threads, extensions, 0});  // down, pp512
+        b->Args({t, 896, 896, 512, threads, extensions, 0});   // q / o, pp512
       }
     }
   }
 }
 BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Where tiles overtake the VNNI kernel for q8_0 / q4_0 (the same bits): gate/up, 1 thread.
+void TileThresholdShapes(benchmark::internal::Benchmark* b) {
+  for (int t : {static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)})
+    for (int n : {1, 2, 4, 6, 8, 12, 16, 32})
+      for (int route : {3, 4}) b->Args({t, 4864, 896, n, 1, route, 0});
+}
+BENCHMARK(BM_Matmul)->Name("BM_TileThreshold")->Apply(TileThresholdShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Every weight type at the one 0.5B shape whose rows are whole k-quant super-blocks
 // (ffn_down, 4864 columns), decode and a prefill block, 2 threads.

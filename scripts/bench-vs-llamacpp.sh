@@ -14,7 +14,9 @@
 # shape and type from ../shared/peers/llamacpp.sh for llama.cpp. Each round runs
 # llama.cpp, then glass, for one type; both report their best of 3 repetitions, and the
 # table keeps each engine's best round (the machine is shared). glass uses an f16 KV cache,
-# as llama.cpp does. Needs a built build/glass.
+# as llama.cpp does. Needs a built build/glass. The table names the machine (CPU model and
+# the SIMD / AMX extensions it reports) and the kernel path glass ran for prefill and decode
+# (GLASS_CPU=amx|avx512|avx2|scalar in the environment forces one).
 #
 # GGUF=1: both engines run the same GGUF file (TYPES may then be any llama-quantize type
 # or preset, e.g. TYPES="Q4_K_M Q6_K Q8_0"), as a user who downloaded it would.
@@ -45,10 +47,14 @@ done
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])' "$1"; }
 best() { python3 -c 'import sys; print(max(float(v) for v in sys.argv[1:]))' "$@"; }
 
-echo "| type | test | llama.cpp tok/s | glass tok/s | glass / llama.cpp |"
-echo "|---|---|---|---|---|"
+cpu=$(grep -m 1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+isa=$(grep -o 'avx2\|avx512[a-z_0-9]*\|avx_vnni\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')
+echo "machine: $cpu, $(nproc) CPUs; $isa; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| type | test | llama.cpp tok/s | glass tok/s | glass / llama.cpp | glass path |"
+echo "|---|---|---|---|---|---|"
 for type in $types; do
-  lpp=() ltg=() gpp=() gtg=()
+  lpp=() ltg=() gpp=() gtg=() gpath_pp="" gpath_tg=""
   model=(-m "$st") weight_arg=()
   [ "$type" = bf16 ] || weight_arg=(--weight-type "$type")
   [ "$gguf" = 0 ] || model=(-m "$models/$name-$type.gguf") weight_arg=()
@@ -56,14 +62,17 @@ for type in $types; do
     l=$("$peer" bench "$models/$name-$type.gguf" "$pp" "$tg" "$threads")
     lpp+=("$(echo "$l" | json_field pp_tok_s)")
     ltg+=("$(echo "$l" | json_field tg_tok_s)")
-    g=$(build/glass bench "${model[@]}" -p "$pp" -n "$tg" -t "$threads" -r 3 --kv-type f16 --no-bandwidth \
+    g=$(build/glass bench "${model[@]}" -p "$pp" -n "$tg" -t "$threads" -r 3 --kv-type f16 --no-bandwidth --no-peak \
           "${weight_arg[@]}" --format json)
     gpp+=("$(echo "$g" | json_field pp_tok_s)")
     gtg+=("$(echo "$g" | json_field tg_tok_s)")
+    gpath_pp=$(echo "$g" | json_field prefill_path)
+    gpath_tg=$(echo "$g" | json_field decode_path)
   done
   for test in pp tg; do
-    if [ $test = pp ]; then l=$(best "${lpp[@]}"); g=$(best "${gpp[@]}"); n=$pp; else l=$(best "${ltg[@]}"); g=$(best "${gtg[@]}"); n=$tg; fi
+    if [ $test = pp ]; then l=$(best "${lpp[@]}"); g=$(best "${gpp[@]}"); n=$pp; path=$gpath_pp
+    else l=$(best "${ltg[@]}"); g=$(best "${gtg[@]}"); n=$tg; path=$gpath_tg; fi
     ratio=$(python3 -c "print(f'{$g / $l:.2f}')")
-    echo "| $type | $test$n | $l | $g | ${ratio}x |"
+    echo "| $type | $test$n | $l | $g | ${ratio}x | $path |"
   done
 done

@@ -1,8 +1,9 @@
 // glass bench: prompt processing and generation speed, the way llama-bench measures
 // them (pp: one batch of p tokens; tg: n single-token decode steps, each computing
 // the full logits row and taking its argmax), plus load time, peak memory (loading and
-// running the model; the bandwidth probe's buffer is not counted) and the decode's
-// weight-read rate against the machine's measured read bandwidth.
+// running the model; the probes' buffers are not counted), the decode's weight-read rate
+// against the machine's measured read bandwidth, and the prefill's matmul rate against the
+// measured peak of the instruction its kernels use.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
 #include "kernels/bandwidth.h"
+#include "kernels/compute_peak.h"
+#include "kernels/cpu_kernels.h"
 #include "kernels/thread_pool.h"
 #include "model/decoder_model.h"
 
@@ -26,6 +29,24 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Multiply-adds of the weight matrices for one prompt token: every layer's projections
+// (the routed experts and the router of a sparse layer); the lm_head runs for the last
+// position only.
+double matmul_macs_per_token(const ModelConfig& c) {
+  const auto h = static_cast<double>(c.hidden_size);
+  double per_layer_attention = h * static_cast<double>(c.q_dim() + 2 * c.kv_dim()) + static_cast<double>(c.q_dim()) * h;
+  double total = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    total += per_layer_attention;
+    if (c.is_sparse_layer(l))
+      total += static_cast<double>(c.num_experts_per_tok) * 3 * h * static_cast<double>(c.moe_intermediate_size) +
+               h * static_cast<double>(c.num_experts);
+    else
+      total += 3 * h * static_cast<double>(c.intermediate_size);
+  }
+  return total;
 }
 
 size_t peak_rss_bytes() {
@@ -41,7 +62,7 @@ Command add_bench_command(CLI::App& app) {
     std::string model, format = "text";
     int prompt = 512, generate = 128, repetitions = 3;
     RuntimeOptions runtime;
-    bool no_bandwidth = false;
+    bool no_bandwidth = false, no_peak = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("bench", "Prompt-processing and generation speed (like llama-bench)");
@@ -54,6 +75,7 @@ Command add_bench_command(CLI::App& app) {
   sub->add_flag("--no-bandwidth", o->no_bandwidth,
                 "Skip measuring the machine's read bandwidth (its 512 MiB buffer is not in the peak RSS either way: "
                 "the probe runs after)");
+  sub->add_flag("--no-peak", o->no_peak, "Skip measuring the compute peak of the prefill's instruction");
 
   return {sub, [o] {
             check_range("--prompt", o->prompt, 0, kMaxContextOption);
@@ -105,6 +127,22 @@ Command add_bench_command(CLI::App& app) {
               ThreadPool pool(backend.threads());
               bandwidth = measure_read_bandwidth(pool);
             }
+            // The paths the matmuls run, and prefill against its instruction's measured peak.
+            const auto* cpu = dynamic_cast<const CpuKernels*>(&k);
+            CpuKernels::ComputePath prefill_path, decode_path;
+            double peak = 0;
+            if (cpu != nullptr) {
+              prefill_path = cpu->compute_path(model.weight_type(), std::max(o->prompt, 1));
+              decode_path = cpu->compute_path(model.weight_type(), 1);
+              if (!o->no_peak && o->prompt > 0 && prefill_path.valid) {
+                ThreadPool pool(backend.threads());
+                const CpuKernels permitted(pool);  // checks the tile permission in each thread
+                if (permitted.features().amx || !is_tile(prefill_path.instruction))
+                  peak = measure_compute_peak(pool, prefill_path.instruction);
+              }
+            }
+            const double prefill_macs = best_pp * matmul_macs_per_token(c);
+            const double path_peak = peak / prefill_path.passes;
             const double decode_bytes = static_cast<double>(model.decode_weight_bytes());
             const double weight_rate = best_tg * decode_bytes;
             const double roofline = bandwidth > 0 ? bandwidth / decode_bytes : 0;
@@ -124,6 +162,17 @@ Command add_bench_command(CLI::App& app) {
                         {"peak_rss_bytes", peak_rss},
                         {"decode_weight_bytes", model.decode_weight_bytes()},
                         {"decode_weight_gb_s", weight_rate / 1e9}};
+              if (cpu != nullptr) {
+                j["prefill_path"] = prefill_path.name;
+                j["decode_path"] = decode_path.name;
+              }
+              if (o->prompt > 0) j["prefill_matmul_gmac_s"] = prefill_macs / 1e9;
+              if (peak > 0) {
+                j["peak_instruction"] = compute_instruction_name(prefill_path.instruction);
+                j["peak_gmac_s"] = peak / 1e9;
+                j["peak_passes"] = prefill_path.passes;
+                j["prefill_peak_fraction"] = prefill_macs / path_peak;
+              }
               if (bandwidth > 0) {
                 j["read_bandwidth_gb_s"] = bandwidth / 1e9;
                 j["roofline_tg_tok_s"] = roofline;
@@ -140,9 +189,22 @@ Command add_bench_command(CLI::App& app) {
                                                     " experts per layer").c_str()
                                           : "");
             std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
-            std::printf("load       %.2f s, peak RSS %s\n", load_s,
-                        format_bytes(static_cast<double>(peak_rss)).c_str());
-            if (o->prompt > 0) std::printf("pp%-8d %.1f tok/s (best of %d)\n", o->prompt, best_pp, o->repetitions);
+            std::printf("load       %.2f s, peak RSS %s\n", load_s, format_bytes(static_cast<double>(peak_rss)).c_str());
+            if (cpu != nullptr)
+              std::printf("path       prefill %s (%s), decode %s\n", prefill_path.name.c_str(),
+                          prefill_path.how.empty() ? "scalar" : prefill_path.how.c_str(), decode_path.name.c_str());
+            if (o->prompt > 0) {
+              std::printf("pp%-8d %.1f tok/s (best of %d), matmuls at %.1f GMAC/s\n", o->prompt, best_pp, o->repetitions,
+                          prefill_macs / 1e9);
+              if (peak > 0)
+                std::printf("compute    measured peak of %s: %.0f GMAC/s%s -> prefill matmuls reach %.0f%%\n",
+                            compute_instruction_name(prefill_path.instruction), peak / 1e9,
+                            prefill_path.passes > 1
+                                ? str_cat(", ", prefill_path.passes, " per multiply-add of the model: ",
+                                          static_cast<int>(path_peak / 1e9), " GMAC/s").c_str()
+                                : "",
+                            100.0 * prefill_macs / path_peak);
+            }
             if (o->generate > 0) {
               std::printf("tg%-8d %.1f tok/s (best of %d), weights read at %.1f GB/s\n", o->generate, best_tg,
                           o->repetitions, weight_rate / 1e9);

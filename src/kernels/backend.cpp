@@ -1,5 +1,7 @@
 #include "kernels/backend.h"
 
+#include <cstdio>
+
 #include "base/error.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
@@ -15,8 +17,12 @@ Backend::Backend(const std::string& name, int threads) : name_(name) {
     fail("--threads ", threads, ": more threads than the ", cpus, " CPUs this process may run on; at most ", cpus,
          " (0 uses them all)");
   if (name == "cpu") {
+    // Detection first: it requests the AMX permission, before any worker thread starts.
+    CpuFeatures features = CpuFeatures::detect();
     pool_ = std::make_unique<ThreadPool>(threads);
-    kernels_ = std::make_unique<CpuKernels>(*pool_);
+    auto cpu = std::make_unique<CpuKernels>(*pool_, features);
+    if (cpu->features().note != features.note) std::fprintf(stderr, "glass: %s\n", cpu->features().note.c_str());
+    kernels_ = std::move(cpu);
   } else if (name == "reference") {
     kernels_ = std::make_unique<ReferenceKernels>();
   } else {

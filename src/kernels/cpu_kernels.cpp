@@ -1,89 +1,340 @@
 #include "kernels/cpu_kernels.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <thread>
 
+#include "base/error.h"
+#include "hwy/targets.h"
+#include "kernels/amx_kernels.h"
 #include "kernels/reference_kernels.h"
 #include "kernels/simd_kernels.h"
 
 namespace glass {
 
 namespace {
-// Rows per thread-range boundary: a multiple of every tile height.
+// Rows per thread-range boundary: a multiple of every tile height (8 rows of the vector
+// kernels' interleaved groups, 16 of a tiled matrix's).
 constexpr int64_t kRowGrain = 8;
+int64_t row_grain(const WeightMatrix& w) { return w.tiled ? kTileRows : kRowGrain; }
+
+enum class Path { Scalar, Avx2, Avx512, Amx };
+
+bool parse_path(std::string_view s, Path* out) {
+  if (s == "amx") *out = Path::Amx;
+  else if (s == "avx512") *out = Path::Avx512;
+  else if (s == "avx2") *out = Path::Avx2;
+  else if (s == "scalar") *out = Path::Scalar;
+  else return false;
+  return true;
+}
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+CpuFeatures detect_once() {
+  int64_t disabled = 0;
+  CpuFeatures f = CpuFeatures::decide(std::getenv("GLASS_CPU"), amx::request_tile_permission, &disabled);
+  if (disabled != 0) hwy::DisableTargets(disabled);
+  if (!f.note.empty()) std::fprintf(stderr, "glass: %s\n", f.note.c_str());
+  return f;
+}
 }  // namespace
 
-CpuFeatures CpuFeatures::detect() { return {simd::cpu_has_avx512_vnni()}; }
+CpuFeatures CpuFeatures::decide(const char* glass_cpu, PermissionRequest request_permission, int64_t* disabled_targets) {
+  const bool has_amx = amx::cpu_has_amx(), has_avx512 = cpu_has_avx512(), has_avx2 = cpu_has_avx2();
+  Path path = has_amx ? Path::Amx : has_avx512 ? Path::Avx512 : has_avx2 ? Path::Avx2 : Path::Scalar;
+  if (glass_cpu != nullptr && *glass_cpu != '\0') {
+    Path asked;
+    if (!parse_path(glass_cpu, &asked)) fail("GLASS_CPU: \"", glass_cpu, "\" is not one of amx, avx512, avx2, scalar");
+    const bool has = asked == Path::Amx ? has_amx : asked == Path::Avx512 ? has_avx512 : asked == Path::Avx2 ? has_avx2 : true;
+    if (!has)
+      fail("GLASS_CPU=", glass_cpu, ": this CPU does not have ",
+           asked == Path::Amx ? "AMX (AMX-TILE, AMX-INT8, AMX-BF16 with AVX512-BF16 and VNNI)"
+                              : asked == Path::Avx512 ? "AVX-512 (F, BW, DQ, VL)" : "AVX2 with FMA and F16C");
+    path = asked;
+  }
+  CpuFeatures f;
+  f.avx512_vnni = path >= Path::Avx512 && simd::cpu_has_avx512_vnni() && amx::cpu_has_vnni512();
+  if (path == Path::Amx) {
+    std::string reason;
+    f.amx = request_permission(&reason);
+    if (!f.amx) f.note = "this CPU has AMX but Linux refused the tile permission (" + reason + "); using AVX-512";
+  }
+  *disabled_targets = 0;
+  if (path <= Path::Avx2) *disabled_targets |= HWY_AVX3 | HWY_AVX3_DL;
+  if (path == Path::Scalar) *disabled_targets |= HWY_AVX2 | HWY_SSE4 | HWY_SSSE3;
+  return f;
+}
+
+CpuFeatures CpuFeatures::detect() {
+  static const CpuFeatures detected = detect_once();  // set once, read-only after
+  return detected;
+}
+
+namespace {
+// Matrices that fill whole tiles (every Qwen shape does) are tiled; the tile kernels handle
+// any shape, but padding an odd one would make it larger than the checkpoint's.
+bool tiles_for(const WeightMatrix& w, const CpuFeatures& features) {
+  return features.amx && tileable(w.type) && (w.type == WeightType::BF16 || features.amx_int8) &&
+         w.rows % kTileRows == 0 && w.cols % kTileChunk == 0;
+}
+}  // namespace
+
+bool cpu_layout_tiles(const WeightMatrix& w, const CpuFeatures& features) { return tiles_for(w, features) && !w.tiled; }
+
+bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features) {
+  if (tiles_for(w, features)) return !w.tiled;
+  if (w.tiled) return true;
+  return interleavable(w.type) && !w.interleaved && w.rows >= kInterleaveRows;
+}
+
+WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& storage, const CpuFeatures& features) {
+  if (!cpu_layout_differs(w, features)) return w;
+  WeightMatrix out;
+  std::unique_ptr<std::byte[]> bytes;
+  if (tiles_for(w, features)) {
+    out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
+    // Groups are independent: a few threads make loading a large model that much faster.
+    const int64_t groups = w.rows / kTileRows;
+    const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, groups));
+    std::vector<std::jthread> threads;
+    for (int64_t i = 1; i < workers; ++i)
+      threads.emplace_back([&, i] { tile_groups(w, out, groups * i / workers, groups * (i + 1) / workers); });
+    tile_groups(w, out, 0, groups / workers);
+  } else {
+    // Back to row-major (a tiled matrix under features without AMX), then interleaved if it
+    // pays (interleave_rows reads row-major).
+    WeightMatrix row_major = w;
+    row_major.tiled = row_major.interleaved = false;
+    row_major.row_bytes = weight_row_bytes(w.type, w.cols);
+    auto rm = std::make_unique<std::byte[]>(row_major.bytes());
+    std::vector<float> values(static_cast<size_t>(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+      if (w.tiled || w.interleaved) {
+        dequantize_row(w, r, values.data());
+        quantize_row(w.type, values.data(), w.cols, rm.get() + static_cast<size_t>(r) * row_major.row_bytes);
+      } else {
+        std::memcpy(rm.get() + static_cast<size_t>(r) * row_major.row_bytes, w.row(r), row_major.row_bytes);
+      }
+    }
+    row_major.data = rm.get();
+    if (interleavable(w.type) && w.rows >= kInterleaveRows) {
+      bytes = std::make_unique<std::byte[]>(row_major.bytes());
+      out = interleave_rows(row_major, bytes.get());
+    } else {
+      bytes = std::move(rm);
+      out = row_major;
+    }
+  }
+  storage = std::move(bytes);
+  return out;
+}
+
+CpuKernels::CpuKernels(ThreadPool& pool, CpuFeatures features) : pool_(pool), features_(std::move(features)) {
+  if (!features_.amx) return;
+  // The permission is the process's, but a tile instruction faults in any thread without
+  // it: every worker checks before its first one.
+  std::atomic<int> refused{0};
+  pool_.run([&](int) {
+    if (!amx::tile_permission_granted()) refused.fetch_add(1, std::memory_order_relaxed);
+  });
+  if (refused.load() > 0) {
+    features_.amx = false;
+    features_.note = str_cat("AMX is off: ", refused.load(), " of ", pool_.size(),
+                             " threads may not run tile instructions (ARCH_GET_XCOMP_PERM); using AVX-512");
+  }
+}
 
 const char* CpuKernels::simd_target() { return simd::target_name(); }
 
 std::string CpuKernels::simd_path() const {
   std::string s = simd_target();
-  if (features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
+  const bool avx3 = s.rfind("AVX3", 0) == 0;
+  if (features_.avx512_vnni && avx3) s += " + VNNI";
+  if (features_.amx && avx3) s += " + AMX";
   return s;
 }
 
-const std::byte* CpuKernels::prepare(WeightType type, const float* x, int64_t n, int64_t cols,
-                                     std::vector<std::byte>& buffer) {
-  // The float kernels read x as it is, but for bf16's reordering (simd::prepare_rows).
-  if (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float)
-    return reinterpret_cast<const std::byte*>(x);
-  const size_t row = simd::prepared_row_bytes(type, cols);
-  if (buffer.size() < row * static_cast<size_t>(n)) buffer.resize(row * static_cast<size_t>(n));
-  std::byte* out = buffer.data();
-  if (n == 1) {
-    simd::prepare_rows(type, x, 1, cols, out);
-  } else {
-    pool_.parallel_for(n, 1, [&](int64_t b, int64_t e) {
-      simd::prepare_rows(type, x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
-    });
+std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
+  switch (route(w, n)) {
+    case Route::Tiles: return w.type == WeightType::BF16 ? "AMX-BF16" : "AMX-INT8";
+    case Route::Vnni: return "AVX3 + VNNI (tiled layout)";
+    case Route::Decoded: return std::string(simd_target()) + " (decoded to f32)";
+    case Route::Vector: break;
   }
+  std::string s = simd_target();
+  if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
+  if (interleavable(w.type) && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
+  return s;
+}
+
+CpuKernels::ComputePath CpuKernels::compute_path(WeightType type, int64_t n) const {
+  WeightMatrix w;  // a matrix of whole tiles, laid out as the model loads it
+  w.type = type;
+  w.rows = kTileRows;
+  w.cols = kTileChunk;
+  w.row_bytes = weight_row_bytes(type, w.cols);
+  w.tiled = tiles_for(w, features_);
+  w.interleaved = !w.tiled && interleavable(type);
+  ComputePath p;
+  p.name = matmul_path(w, n);
+  const std::string target = simd_target();
+  const bool avx3 = target.rfind("AVX3", 0) == 0, avx2 = target == "AVX2";
+  switch (route(w, n)) {
+    case Route::Tiles:
+      p.valid = true;
+      if (type == WeightType::BF16) {
+        p.instruction = ComputeInstruction::TileBf16;
+        p.passes = amx::kBf16Parts;
+        p.how = str_cat("tdpbf16ps, activations in ", amx::kBf16Parts, " bf16 parts");
+      } else {
+        p.instruction = ComputeInstruction::TileInt8Block;
+        p.how = "tdpbssd per 32-value block, scales applied per block with AVX-512";
+      }
+      return p;
+    case Route::Vnni:
+      p.valid = true;
+      p.instruction = ComputeInstruction::Vnni512;
+      p.how = "vpdpbusd zmm on the tiled layout";
+      return p;
+    case Route::Decoded:
+    case Route::Vector: break;
+  }
+  if (interleavable(type)) {
+    if (avx3 && features_.avx512_vnni) p.instruction = ComputeInstruction::Vnni256, p.valid = true, p.how = "vpdpbusd ymm";
+    else if (avx3 || avx2) p.instruction = ComputeInstruction::Int8Avx2, p.valid = true, p.how = "vpmaddubsw ymm";
+  } else if (avx3) {
+    p.instruction = ComputeInstruction::Fma512, p.valid = true, p.how = "fp32 FMA zmm";
+  } else if (avx2) {
+    p.instruction = ComputeInstruction::Fma256, p.valid = true, p.how = "fp32 FMA ymm";
+  }
+  return p;
+}
+
+CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
+  if (!w.tiled) return Route::Vector;
+  if (w.type == WeightType::BF16) return features_.amx ? Route::Tiles : Route::Decoded;
+  if (features_.amx && n >= features_.int8_tile_min_tokens) return Route::Tiles;
+  return features_.avx512_vnni ? Route::Vnni : Route::Decoded;
+}
+
+const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
+                                     std::vector<std::byte>& buffer) {
+  // Rows decoded to f32 and the float kernels read x as it is, but for bf16's reordering
+  // (simd::prepare_rows).
+  if (route == Route::Decoded || (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
+    return reinterpret_cast<const std::byte*>(x);
+  const bool amx = route == Route::Tiles || route == Route::Vnni;
+  const size_t bytes = amx ? amx::prepared_bytes(type, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
+  // 64 bytes more, to start on a cache line: tile loads of split lines are slower.
+  if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
+  std::byte* out = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+  if (amx) {
+    if (n <= 16) amx::prepare_rows(type, x, n, 0, n, cols, out);
+    else pool_.parallel_for(n, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, x, n, b, e, cols, out); });
+    return out;
+  }
+  const size_t row = simd::prepared_row_bytes(type, cols);
+  auto prepare_range = [&](int64_t b, int64_t e) {
+    simd::prepare_rows(type, x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
+  };
+  if (n == 1) prepare_range(0, 1);
+  else pool_.parallel_for(n, 1, prepare_range);
   return out;
 }
 
-void CpuKernels::matmul_rows(const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin, int64_t row_end,
-                             const float* bias, float* y) const {
+void CpuKernels::decoded_rows(const WeightMatrix& w, const float* x, int64_t n, int64_t row_begin, int64_t row_end,
+                              const float* bias, float* y) const {
+  // Every output is the same f32 dot product whatever the split, so invariance holds as
+  // for the other kernels.
+  const int64_t cols = w.cols;
+  std::vector<float> rows(static_cast<size_t>(kRowGrain * cols)), out(static_cast<size_t>(kRowGrain * n));
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kRowGrain) {
+    const int64_t m = std::min(kRowGrain, row_end - r0);
+    for (int64_t i = 0; i < m; ++i) dequantize_row(w, r0 + i, &rows[static_cast<size_t>(i * cols)]);
+    const WeightMatrix f{WeightType::F32, reinterpret_cast<const std::byte*>(rows.data()), m, cols,
+                         static_cast<size_t>(cols) * sizeof(float)};
+    simd::matmul_rows(f, reinterpret_cast<const std::byte*>(x), n, 0, m, bias != nullptr ? bias + r0 : nullptr,
+                      out.data(), false);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t i = 0; i < m; ++i) y[t * w.rows + r0 + i] = out[static_cast<size_t>(t * m + i)];
+  }
+}
+
+void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin,
+                             int64_t row_end, const float* bias, float* y) const {
+  switch (route) {
+    case Route::Tiles: amx::matmul_tiles(w, xp, n, row_begin, row_end, bias, y); return;
+    case Route::Vnni: amx::matmul_vnni(w, xp, n, row_begin, row_end, bias, y); return;
+    case Route::Decoded: decoded_rows(w, reinterpret_cast<const float*>(xp), n, row_begin, row_end, bias, y); return;
+    case Route::Vector: break;
+  }
   simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
 }
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
-  const std::byte* xp = prepare(w.type, x, n, w.cols, prepared_);
-  pool_.parallel_for(w.rows, kRowGrain, [&](int64_t b, int64_t e) { matmul_rows(w, xp, n, b, e, bias, y); });
+  const Route r = route(w, n);
+  const std::byte* xp = prepare(r, w.type, x, n, w.cols, prepared_);
+  pool_.parallel_for(w.rows, row_grain(w), [&](int64_t b, int64_t e) { matmul_rows(r, w, xp, n, b, e, bias, y); });
 }
 
 void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) {
-  bool same_type = true;
+  bool same_kind = true;
   int64_t total_rows = 0;
   for (size_t i = 0; i < count; ++i) {
-    same_type = same_type && outputs[i].w->type == outputs[0].w->type && outputs[i].w->cols == outputs[0].w->cols;
-    total_rows += outputs[i].w->rows;
+    const WeightMatrix& w = *outputs[i].w;
+    same_kind = same_kind && w.type == outputs[0].w->type && w.cols == outputs[0].w->cols &&
+                w.tiled == outputs[0].w->tiled;
+    total_rows += w.rows;
   }
-  if (!same_type || count == 0) {
+  if (!same_kind || count == 0) {
     Kernels::matmul_multi(outputs, count, x, n);
     return;
   }
-  const std::byte* xp = prepare(outputs[0].w->type, x, n, outputs[0].w->cols, prepared_);
+  const Route r = route(*outputs[0].w, n);
+  const std::byte* xp = prepare(r, outputs[0].w->type, x, n, outputs[0].w->cols, prepared_);
   // One range over the concatenated rows of all outputs.
-  pool_.parallel_for(total_rows, kRowGrain, [&](int64_t b, int64_t e) {
+  pool_.parallel_for(total_rows, row_grain(*outputs[0].w), [&](int64_t b, int64_t e) {
     int64_t offset = 0;
     for (size_t i = 0; i < count; ++i) {
       const int64_t rows = outputs[i].w->rows;
       const int64_t lo = std::max(b, offset), hi = std::min(e, offset + rows);
-      if (lo < hi) matmul_rows(*outputs[i].w, xp, n, lo - offset, hi - offset, outputs[i].bias, outputs[i].y);
+      if (lo < hi) matmul_rows(r, *outputs[i].w, xp, n, lo - offset, hi - offset, outputs[i].bias, outputs[i].y);
       offset += rows;
     }
   });
 }
 
 void CpuKernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n, float* out) {
-  const std::byte* gp = prepare(gate.type, x, n, gate.cols, prepared_);
-  const std::byte* upp = up.type == gate.type ? gp : prepare(up.type, x, n, up.cols, prepared_up_);
+  const Route gr = route(gate, n), ur = route(up, n);
+  const std::byte* gp = prepare(gr, gate.type, x, n, gate.cols, prepared_);
+  const std::byte* upp = up.type == gate.type && ur == gr ? gp : prepare(ur, up.type, x, n, up.cols, prepared_up_);
   const auto count = static_cast<size_t>(n * up.rows);
   if (up_scratch_.size() < count) up_scratch_.resize(count);
   float* u = up_scratch_.data();
   const int64_t rows = gate.rows;
-  pool_.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
-    matmul_rows(gate, gp, n, b, e, nullptr, out);
-    matmul_rows(up, upp, n, b, e, nullptr, u);
+  pool_.parallel_for(rows, std::max(row_grain(gate), row_grain(up)), [&](int64_t b, int64_t e) {
+    matmul_rows(gr, gate, gp, n, b, e, nullptr, out);
+    matmul_rows(ur, up, upp, n, b, e, nullptr, u);
     for (int64_t t = 0; t < n; ++t) simd::silu_mul(out + t * rows + b, u + t * rows + b, e - b, out + t * rows + b);
   });
 }
@@ -118,6 +369,10 @@ void CpuKernels::attention(const AttentionArgs& args) {
     ReferenceKernels().attention(args);
     return;
   }
+  if (features_.amx && amx::attention_supported(args)) {
+    attention_tiles(args);
+    return;
+  }
   // A task takes a KV head's whole group of query heads (each K/V row is read once for
   // all of them), unless that leaves threads idle, as decoding one sequence does.
   const int64_t group = args.heads / args.kv_heads, pairs = args.n * args.kv_heads;
@@ -136,6 +391,80 @@ void CpuKernels::attention(const AttentionArgs& args) {
     float* mine = scratch + per_thread * thread;
     for (int64_t task = thread; task < tasks; task += threads)
       simd::attention_tasks(args, heads_per_task, task, task + 1, mine);
+  });
+}
+
+}  // namespace glass
+
+namespace glass {
+
+// Every query row through the tiles (amx_kernels.h): the KV blocks the batch reads are
+// converted into tiles once (in parallel), then the rows of each KV head and sequence go
+// through them 16 at a time, tasks interleaved over the threads (causal rows grow with their
+// position). A row's result does not depend on the rows it shares a tile with.
+void CpuKernels::attention_tiles(const AttentionArgs& a) {
+  const int64_t group = a.heads / a.kv_heads;
+  // The KV blocks read, and how many of their positions are written (the longest row's).
+  int32_t max_id = -1;
+  for (int64_t t = 0; t < a.n; ++t)
+    for (int64_t b = 0; b * 16 < a.rows[t].length; ++b) max_id = std::max(max_id, a.rows[t].block_ids[b]);
+  std::vector<int64_t> valid(static_cast<size_t>(max_id + 1), 0);
+  for (int64_t t = 0; t < a.n; ++t)
+    for (int64_t b = 0; b * 16 < a.rows[t].length; ++b) {
+      int64_t& v = valid[static_cast<size_t>(a.rows[t].block_ids[b])];
+      v = std::max(v, std::min<int64_t>(16, a.rows[t].length - 16 * b));
+    }
+  std::vector<int32_t> slot(valid.size(), -1), ids;
+  for (size_t id = 0; id < valid.size(); ++id)
+    if (valid[id] > 0) slot[id] = static_cast<int32_t>(ids.size()), ids.push_back(static_cast<int32_t>(id));
+  const size_t block_bytes = amx::attention_block_bytes(a);
+  const size_t rows_scratch = amx::attention_rows_scratch_bytes(a);
+  const size_t blocks_bytes = ids.size() * block_bytes;
+  const size_t scratch_bytes = blocks_bytes + static_cast<size_t>(pool_.size()) * rows_scratch;
+  if (attention_tiles_.size() < scratch_bytes + 64) attention_tiles_.resize(scratch_bytes + 64);
+  std::byte* base = attention_tiles_.data() + (64 - reinterpret_cast<uintptr_t>(attention_tiles_.data()) % 64) % 64;
+  auto prepare = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      amx::attention_prepare_block(a, ids[static_cast<size_t>(i)], valid[static_cast<size_t>(ids[static_cast<size_t>(i)])],
+                                   base + static_cast<size_t>(i) * block_bytes);
+  };
+  if (ids.size() <= 2) prepare(0, static_cast<int64_t>(ids.size()));
+  else pool_.parallel_for(static_cast<int64_t>(ids.size()), 1, prepare);
+
+  // Tasks: per run of tokens with one block table (a sequence), per KV head, 16 rows
+  // (token, head) at a time in token order.
+  struct Task {
+    int64_t kv_head, first_row, tiles_at;
+    int count;
+  };
+  std::vector<Task> tasks;
+  std::vector<int64_t> task_rows;
+  std::vector<const std::byte*> block_tiles;
+  for (int64_t t0 = 0; t0 < a.n;) {
+    int64_t t1 = t0 + 1, longest = a.rows[t0].length;
+    while (t1 < a.n && a.rows[t1].block_ids == a.rows[t0].block_ids) longest = std::max(longest, a.rows[t1++].length);
+    const auto tiles_at = static_cast<int64_t>(block_tiles.size());
+    for (int64_t b = 0; b * 16 < longest; ++b)
+      block_tiles.push_back(base + static_cast<size_t>(slot[static_cast<size_t>(a.rows[t0].block_ids[b])]) * block_bytes);
+    for (int64_t kh = 0; kh < a.kv_heads; ++kh) {
+      const int64_t rows = (t1 - t0) * group;
+      for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        const int count = static_cast<int>(std::min<int64_t>(16, rows - r0));
+        tasks.push_back({kh, static_cast<int64_t>(task_rows.size()), tiles_at, count});
+        for (int64_t r = r0; r < r0 + count; ++r) task_rows.push_back((t0 + r / group) * a.heads + kh * group + r % group);
+      }
+    }
+    t0 = t1;
+  }
+  const int threads = static_cast<int>(std::min<int64_t>(pool_.size(), static_cast<int64_t>(tasks.size())));
+  pool_.run([&](int thread) {
+    if (thread >= threads) return;
+    std::byte* scratch = base + blocks_bytes + static_cast<size_t>(thread) * rows_scratch;
+    for (size_t i = static_cast<size_t>(thread); i < tasks.size(); i += static_cast<size_t>(threads)) {
+      const Task& task = tasks[i];
+      amx::attention_rows(a, task.kv_head, task_rows.data() + task.first_row, task.count,
+                          block_tiles.data() + task.tiles_at, scratch);
+    }
   });
 }
 

@@ -3,9 +3,11 @@
 // by the reduction dimension, so the split does not change any result.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/compute_peak.h"
 #include "kernels/kernels.h"
 #include "kernels/thread_pool.h"
 
@@ -14,19 +16,76 @@ namespace glass {
 // Which instruction-set extensions beyond the dispatched SIMD target the kernels use;
 // tests turn them off to check each path against the others.
 struct CpuFeatures {
-  bool avx512_vnni = false;  // int8 dot products in one instruction (interleaved q8_0 / q4_0)
-  static CpuFeatures detect();  // everything this CPU has
+  bool avx512_vnni = false;  // int8 dot products in one instruction (interleaved / tiled q8_0, q4_0)
+  bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
+  // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
+  // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
+  // choice (docs/performance.md has the measurement); tests and benchmarks move it.
+  int64_t int8_tile_min_tokens = 12;
+  // Whether q8_0 / q4_0 matrices are laid out for the tile kernels at load (bf16 always is
+  // with AMX). Off by default: the int8 tile and VNNI-on-tiles kernels are exact per block
+  // but add the blocks up in another order than the interleaved kernels, whose arithmetic is
+  // llama.cpp's; on the GGUF fixture's Q4_0 file that order flips one more near-tie argmax
+  // than llama.cpp does (132 of 136 against 133), which the fixture's bound forbids. Tests
+  // and benchmarks turn it on.
+  bool amx_int8 = false;
+  // Why a path this CPU has is not used (a refused AMX permission), for a message; empty if none.
+  std::string note;
+
+  // What this process uses: everything the CPU has, less what the environment variable
+  // GLASS_CPU=amx|avx512|avx2|scalar turns off. Decided once per process, by the first call,
+  // which also requests the AMX permission (so call it before starting threads that will run
+  // tiles: Backend does), restricts Highway's targets to the chosen path and prints the note,
+  // if any, once to stderr. Throws naming GLASS_CPU for a value that is not a path, or a path
+  // this CPU lacks.
+  static CpuFeatures detect();
+
+  // What detect() decides for a GLASS_CPU value (null or empty: unset) with `request_permission`
+  // standing for the Linux permission request: the test hook for a refused request. Has no
+  // effect on the process beyond calling request_permission (only when the CPU has AMX and
+  // the path allows it). `disabled_targets` gets the Highway targets the path leaves out.
+  using PermissionRequest = bool (*)(std::string* reason);
+  static CpuFeatures decide(const char* glass_cpu, PermissionRequest request_permission, int64_t* disabled_targets);
 };
+
+// The layout CpuKernels with `features` reads a matrix of this type fastest in: q8_0 / q4_0
+// interleaved in groups of 8 rows (weight_matrix.h), or with AMX bf16, q8_0 and q4_0 tiled
+// in groups of 16 (matrices of whole tiles: rows a multiple of 16, columns of 32). cpu_layout_differs says whether `w` is not in it yet; cpu_layout returns
+// `w` in it, in a new buffer that replaces `storage` when it had to move (storage holds w's
+// bytes or is null when they belong to someone else, e.g. a memory map).
+bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features = CpuFeatures::detect());
+// Whether that layout is AMX tiles (and `w` is not tiled yet).
+bool cpu_layout_tiles(const WeightMatrix& w, const CpuFeatures& features = CpuFeatures::detect());
+WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& storage,
+                        const CpuFeatures& features = CpuFeatures::detect());
 
 class CpuKernels final : public Kernels {
  public:
-  explicit CpuKernels(ThreadPool& pool, CpuFeatures features = CpuFeatures::detect())
-      : pool_(pool), features_(features) {}
+  // With features.amx, checks that every thread of `pool` may run tile instructions; if one
+  // may not, the tile kernels stay off (features().note says why).
+  explicit CpuKernels(ThreadPool& pool, CpuFeatures features = CpuFeatures::detect());
   const char* name() const override { return "cpu"; }
+  const CpuFeatures& features() const { return features_; }
   // The SIMD target chosen for this CPU, e.g. "AVX2", and the extensions used beside it
-  // ("AVX3 + VNNI").
+  // ("AVX3 + VNNI + AMX").
   static const char* simd_target();
   std::string simd_path() const;
+  // The kernel a matmul of this matrix over n tokens runs: "AMX-BF16", "AMX-INT8",
+  // "AVX3 + VNNI", "AVX2", ... (for reports).
+  std::string matmul_path(const WeightMatrix& w, int64_t n) const;
+  // What a matmul over n tokens computes with, for a matrix of this type laid out by
+  // cpu_layout for these kernels (of whole tiles, as every Qwen matrix): the path's name, its
+  // instruction, how many of the instruction's multiply-adds make one of the matmul's (3 for
+  // bf16 tiles: three parts per activation) and how they are done. valid is false where there
+  // is no vector instruction to measure (the portable target).
+  struct ComputePath {
+    std::string name;
+    ComputeInstruction instruction = ComputeInstruction::Fma256;
+    int passes = 1;
+    std::string how;
+    bool valid = false;
+  };
+  ComputePath compute_path(WeightType type, int64_t n) const;
 
   void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) override;
   void matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) override;
@@ -38,16 +97,31 @@ class CpuKernels final : public Kernels {
   void attention(const AttentionArgs& args) override;
 
  private:
-  const std::byte* prepare(WeightType type, const float* x, int64_t n, int64_t cols, std::vector<std::byte>& buffer);
-  // simd::matmul_rows, or for a type without a kernel its rows decoded to f32 first.
-  void matmul_rows(const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin, int64_t row_end,
-                   const float* bias, float* y) const;
+  // Which kernel runs a matmul, and so which activations it reads.
+  enum class Route {
+    Vector,   // simd::matmul_rows (its own rows decoded to f32 first for a type without a kernel)
+    Tiles,    // amx::matmul_tiles
+    Vnni,     // amx::matmul_vnni: tiled q8_0 / q4_0, few tokens
+    Decoded,  // a tiled matrix without its kernels here: rows decoded to f32, the f32 kernel
+  };
+  Route route(const WeightMatrix& w, int64_t n) const;
+  const std::byte* prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
+                           std::vector<std::byte>& buffer);
+  void matmul_rows(Route route, const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin,
+                   int64_t row_end, const float* bias, float* y) const;
+  // Rows decoded kRowGrain at a time to f32 and run through the f32 kernel.
+  void decoded_rows(const WeightMatrix& w, const float* x, int64_t n, int64_t row_begin, int64_t row_end,
+                    const float* bias, float* y) const;
+
+  // Attention with tiles (features_.amx, KV blocks of 16).
+  void attention_tiles(const AttentionArgs& args);
 
   ThreadPool& pool_;
   CpuFeatures features_;
   std::vector<std::byte> prepared_;
   std::vector<std::byte> prepared_up_;  // when gate and up differ in type
   std::vector<float> gate_scratch_, up_scratch_, attention_scratch_;
+  std::vector<std::byte> attention_tiles_;  // the tiled attention's KV tiles and per-thread scratch
 };
 
 }  // namespace glass

@@ -22,10 +22,138 @@ void dequantize_interleaved_row(const WeightMatrix& w, int64_t r, float* out) {
   }
 }
 
+// Row r's block b of a row-major or interleaved q8_0 / q4_0 matrix: its fp16 scale and its
+// 32 values as the integers the scale multiplies (q4_0: nibble - 8).
+void block_values(const WeightMatrix& w, int64_t r, int64_t b, uint16_t* scale, int32_t* values) {
+  if (r < w.interleaved_rows()) {
+    const std::byte* block = w.group_block(r / kInterleaveRows, b);
+    *scale = interleaved_scale(block, r % kInterleaveRows);
+    for (int k = 0; k < 32; ++k) values[k] = interleaved_value(w.type, interleaved_quants(block), r % kInterleaveRows, k);
+  } else if (w.type == WeightType::Q8_0) {
+    const auto& src = reinterpret_cast<const BlockQ8_0*>(w.row(r))[b];
+    std::memcpy(scale, &src.scale, 2);
+    for (int k = 0; k < 32; ++k) values[k] = src.q[k];
+  } else {
+    const auto& src = reinterpret_cast<const BlockQ4_0*>(w.row(r))[b];
+    std::memcpy(scale, &src.scale, 2);
+    for (int k = 0; k < 16; ++k) {
+      values[k] = (src.q[k] & 0x0f) - 8;
+      values[k + 16] = (src.q[k] >> 4) - 8;
+    }
+  }
+}
+
+// Where row i (of its group) value k of a tiled block sits among the block's quants (after
+// the 16 scales), and for q4_0 in which nibble.
+size_t tiled_quant_byte(WeightType t, int64_t i, int k) {
+  return static_cast<size_t>(t == WeightType::Q8_0 ? (k / 4) * 64 + 4 * i + k % 4 : (k / 8) * 64 + 4 * i + k % 4);
+}
+
+void dequantize_tiled_row(const WeightMatrix& w, int64_t r, float* out) {
+  const int64_t g = r / kTileRows, i = r % kTileRows;
+  if (w.type == WeightType::BF16) {
+    for (int64_t c = 0; c < w.cols; ++c) {
+      const std::byte* tile = tile_block(w, g, c / kTileChunk);
+      const int64_t k = c % kTileChunk;
+      uint16_t v;
+      std::memcpy(&v, tile + (k / 2) * 64 + 4 * i + 2 * (k % 2), 2);
+      out[c] = bf16_to_f32(v);
+    }
+    return;
+  }
+  for (int64_t b = 0; b < w.cols / kQuantBlock; ++b) {
+    uint16_t scale;
+    std::memcpy(&scale, tile_scales(w, g, b) + 2 * i, 2);
+    const float d = f16_to_f32(scale);
+    const auto* q = reinterpret_cast<const uint8_t*>(tile_block(w, g, b));
+    for (int k = 0; k < 32; ++k) {
+      const uint8_t byte = q[tiled_quant_byte(w.type, i, k)];
+      const int32_t v = w.type == WeightType::Q8_0 ? static_cast<int8_t>(byte) : ((k % 8 >= 4 ? byte >> 4 : byte & 0x0f) - 8);
+      out[b * kQuantBlock + k] = static_cast<float>(v) * d;
+    }
+  }
+}
+
 }  // namespace
 
+size_t tiled_group_bytes(WeightType t, int64_t cols) {
+  const int64_t per = t == WeightType::BF16 ? kTileChunk : kQuantBlock;
+  return static_cast<size_t>((cols + per - 1) / per) * tiled_block_bytes(t);
+}
+
+std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes) {
+  storage = std::make_unique<std::byte[]>(bytes + 64);
+  const auto address = reinterpret_cast<uintptr_t>(storage.get());
+  return storage.get() + (64 - address % 64) % 64;
+}
+
+size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols) {
+  return static_cast<size_t>((rows + kTileRows - 1) / kTileRows) * tiled_group_bytes(t, cols);
+}
+
+WeightMatrix tile_rows(const WeightMatrix& w, std::byte* out) {
+  const WeightMatrix tw = tiled_view(w, out);
+  tile_groups(w, tw, 0, (w.rows + kTileRows - 1) / kTileRows);
+  return tw;
+}
+
+WeightMatrix tiled_view(const WeightMatrix& w, std::byte* out) {
+  if (!tileable(w.type) || w.tiled) fail("tile_rows needs a row-major or interleaved bf16, q8_0 or q4_0 matrix");
+  WeightMatrix tw = w;
+  tw.data = out;
+  tw.interleaved = false;
+  tw.tiled = true;
+  return tw;
+}
+
+void tile_groups(const WeightMatrix& w, const WeightMatrix& tw, int64_t group_begin, int64_t group_end) {
+  // Padding rows and columns are zeros (scales 0 for the blocks).
+  std::memset(const_cast<std::byte*>(tile_group(tw, group_begin)), 0,
+              static_cast<size_t>(group_end - group_begin) * tiled_group_bytes(w.type, w.cols));
+  for (int64_t g = group_begin; g < group_end; ++g) {
+    const int64_t rows_here = std::min(kTileRows, w.rows - g * kTileRows);
+    if (w.type == WeightType::BF16) {
+      for (int64_t i = 0; i < rows_here; ++i) {
+        const std::byte* src = w.row(g * kTileRows + i);
+        const int64_t pairs = w.cols / 2;
+        for (int64_t pr = 0; pr < pairs; ++pr) {  // two values (4 bytes) at a time
+          const int64_t c = 2 * pr;
+          std::memcpy(const_cast<std::byte*>(tile_block(tw, g, c / kTileChunk)) + ((c % kTileChunk) / 2) * 64 + 4 * i,
+                      src + 2 * c, 4);
+        }
+        if (w.cols % 2 != 0) {
+          const int64_t c = w.cols - 1;
+          std::memcpy(const_cast<std::byte*>(tile_block(tw, g, c / kTileChunk)) + ((c % kTileChunk) / 2) * 64 + 4 * i,
+                      src + 2 * c, 2);
+        }
+      }
+      continue;
+    }
+    for (int64_t b = 0; b < w.cols / kQuantBlock; ++b) {
+      auto* scales = const_cast<std::byte*>(tile_scales(tw, g, b));
+      auto* q = reinterpret_cast<uint8_t*>(const_cast<std::byte*>(tile_block(tw, g, b)));
+      for (int64_t i = 0; i < rows_here; ++i) {
+        uint16_t scale;
+        int32_t values[32];
+        block_values(w, g * kTileRows + i, b, &scale, values);
+        std::memcpy(scales + 2 * i, &scale, 2);
+        for (int k = 0; k < 32; ++k) {
+          uint8_t& byte = q[tiled_quant_byte(w.type, i, k)];
+          if (w.type == WeightType::Q8_0) byte = static_cast<uint8_t>(static_cast<int8_t>(values[k]));
+          else byte |= static_cast<uint8_t>((values[k] + 8) << (k % 8 >= 4 ? 4 : 0));
+        }
+      }
+      // Padding rows: q4_0 nibbles hold value + 8, so a zero value is nibble 8 (its scale is 0
+      // anyway, but the exact int32 dots of the tile kernels then stay small).
+      if (w.type == WeightType::Q4_0)
+        for (int64_t i = rows_here; i < kTileRows; ++i)
+          for (int k = 0; k < 32; ++k) q[tiled_quant_byte(w.type, i, k)] |= static_cast<uint8_t>(8 << (k % 8 >= 4 ? 4 : 0));
+    }
+  }
+}
+
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
-  if (!interleavable(w.type) || w.interleaved) fail("interleave_rows needs a row-major q8_0 or q4_0 matrix");
+  if (!interleavable(w.type) || w.interleaved || w.tiled) fail("interleave_rows needs a row-major q8_0 or q4_0 matrix");
   WeightMatrix iw = w;
   iw.data = out;
   iw.interleaved = true;
@@ -59,6 +187,10 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
 }
 
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {
+  if (w.tiled) {
+    dequantize_tiled_row(w, r, out);
+    return;
+  }
   if (r < w.interleaved_rows()) {
     dequantize_interleaved_row(w, r, out);
     return;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "quant/blocks.h"
@@ -25,17 +26,43 @@ namespace glass {
 inline constexpr int64_t kInterleaveRows = 8;
 inline bool interleavable(WeightType t) { return t == WeightType::Q8_0 || t == WeightType::Q4_0; }
 
+// Tiled layout of the AMX kernels (amx_kernels.h): rows in groups of kTileRows, the last group
+// padded with zero rows, each group stored whole before the next (a decode step streams it;
+// a weight tile is one tileloadd):
+//   bf16: the group's columns in chunks of kTileChunk (the last padded with zeros), each chunk
+//         one 1 KiB tile of 16 lines of 64 bytes; line k2 holds, for each row i of the group,
+//         the chunk's values 2 k2 and 2 k2 + 1 at bytes 4 i .. 4 i + 3 (the pairs tdpbf16ps
+//         multiplies).
+//   q8_0, q4_0: the quants of every block of 32 values, then the 16 fp16 scales of every
+//         block (32 bytes each), so that the quants of a group whose block count is even start
+//         on a cache line like the group (tile loads of split lines are slower). Per block:
+//         q8_0: 8 lines s of 64 bytes; byte 4 i + j of line s is row i's value 4 s + j (the
+//               block's int8 tile as tdpbssd reads it);
+//         q4_0: 4 lines s of 64 bytes of unsigned nibbles (value + 8); byte 4 i + j of line s
+//               holds row i's value 8 s + j in its low nibble and 8 s + 4 + j in its high.
+// The values and scales are exactly those of the row-major matrix. Tiled matrices are
+// allocated on 64-byte boundaries (aligned_bytes).
+inline constexpr int64_t kTileRows = 16;
+inline constexpr int64_t kTileChunk = 32;
+inline bool tileable(WeightType t) { return t == WeightType::BF16 || interleavable(t); }
+// Bytes of one group of kTileRows rows, and of a whole rows x cols matrix, tiled.
+size_t tiled_group_bytes(WeightType t, int64_t cols);
+size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols);
+// `bytes` bytes starting on a 64-byte boundary inside `storage` (allocated 64 bytes larger).
+std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes);
+
 struct WeightMatrix {
   WeightType type = WeightType::F32;
   const std::byte* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
-  size_t row_bytes = 0;
+  size_t row_bytes = 0;  // of the row-major form
   bool interleaved = false;
+  bool tiled = false;
 
-  // Row r's bytes; for an interleaved matrix only rows >= interleaved_rows().
+  // Row r's bytes; for an interleaved matrix only rows >= interleaved_rows(), never for a tiled one.
   const std::byte* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
-  size_t bytes() const { return static_cast<size_t>(rows) * row_bytes; }
+  size_t bytes() const { return tiled ? tiled_bytes(type, rows, cols) : static_cast<size_t>(rows) * row_bytes; }
   int64_t interleaved_rows() const { return interleaved ? rows / kInterleaveRows * kInterleaveRows : 0; }
   // Group g's block b: 8 scales, then the quants.
   const std::byte* group_block(int64_t g, int64_t b) const {
@@ -65,12 +92,39 @@ inline int32_t interleaved_value(WeightType t, const uint8_t* quants, int64_t i,
   return (interleaved_high_nibble(k) ? byte >> 4 : byte & 0x0f) - 8;
 }
 
+inline size_t tiled_quant_bytes(WeightType t);
+// Tiled: group g (rows 16 g .. 16 g + 15); its bf16 chunk c or its q8_0 / q4_0 block b.
+inline const std::byte* tile_group(const WeightMatrix& w, int64_t g) {
+  return w.data + static_cast<size_t>(g) * tiled_group_bytes(w.type, w.cols);
+}
+inline size_t tiled_block_bytes(WeightType t) {  // one chunk (bf16) or block (q8_0, q4_0) of a group
+  return t == WeightType::BF16 ? 2 * kTileRows * kTileChunk : 2 * kTileRows + tiled_quant_bytes(t);
+}
+inline size_t tiled_quant_bytes(WeightType t) { return (t == WeightType::Q8_0 ? 32 : 16) * kTileRows; }
+// bf16: chunk b's tile. q8_0 / q4_0: block b's quants, and its 16 scales.
+inline const std::byte* tile_block(const WeightMatrix& w, int64_t g, int64_t b) {
+  return tile_group(w, g) + static_cast<size_t>(b) * (w.type == WeightType::BF16 ? tiled_block_bytes(w.type)
+                                                                                 : tiled_quant_bytes(w.type));
+}
+inline const std::byte* tile_scales(const WeightMatrix& w, int64_t g, int64_t b) {
+  return tile_group(w, g) + static_cast<size_t>(w.cols / kQuantBlock) * tiled_quant_bytes(w.type) +
+         static_cast<size_t>(b) * 2 * kTileRows;
+}
+
 // Decodes row `r` into `out[cols]`.
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 
 // Writes the interleaved form of a row-major block-quantized matrix into `out`
 // (w.bytes() bytes) and returns the matrix that views it.
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
+
+// Writes the tiled form of a row-major or interleaved bf16 / q8_0 / q4_0 matrix into `out`
+// (tiled_bytes bytes) and returns the matrix that views it.
+WeightMatrix tile_rows(const WeightMatrix& w, std::byte* out);
+// The same in parts (groups of kTileRows rows may be written in parallel): the tiled matrix
+// over `out`, then groups [group_begin, group_end) of it.
+WeightMatrix tiled_view(const WeightMatrix& w, std::byte* out);
+void tile_groups(const WeightMatrix& w, const WeightMatrix& tiled, int64_t group_begin, int64_t group_end);
 
 // Encodes `cols` floats into one row of type `t` at `out` (weight_row_bytes(t, cols) bytes).
 // Block types round as llama.cpp's reference quantizers do (quant/weight_type.h).

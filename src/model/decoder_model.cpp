@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
 #include "model/forward_trace.h"
 
@@ -89,7 +90,9 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values, not a whole number of ", t.dtype, " blocks");
   const bool aligned = reinterpret_cast<uintptr_t>(w.data) % data_alignment(w.type) == 0;
   const WeightType target = target_type.value_or(w.type);
-  if (target == w.type && aligned) return w;  // used in place from the map
+  // Used in place from the map, as stored (a GGUF's q8_0 / q4_0 rows run row-major), unless
+  // the CPU's tiles want their own layout.
+  if (target == w.type && aligned && !cpu_layout_tiles(w)) return w;
 
   if (!row_fits(target, cols))
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values; ", weight_type_name(target),
@@ -100,8 +103,17 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     auto copy = std::make_unique<std::byte[]>(w.bytes());
     std::memcpy(copy.get(), w.data, w.bytes());
     src.data = copy.get();
+    if (target == w.type) {
+      if (cpu_layout_tiles(src)) src = cpu_layout(src, copy);
+      owned_.push_back(std::move(copy));
+      return src;
+    }
     owned_.push_back(std::move(copy));
-    if (target == w.type) return src;
+  } else if (target == w.type) {  // in place but for the tiles
+    std::unique_ptr<std::byte[]> tiles;  // the map's bytes stay where they are
+    const WeightMatrix tiled = cpu_layout(src, tiles);
+    owned_.push_back(std::move(tiles));
+    return tiled;
   }
   WeightMatrix dst = w;
   dst.type = target;
@@ -123,11 +135,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     convert(0, rows / workers);
   }
   dst.data = buffer.get();
-  if (interleavable(target) && rows >= kInterleaveRows) {  // the layout the int8 kernels read fastest
-    auto interleaved = std::make_unique<std::byte[]>(dst.bytes());
-    dst = interleave_rows(dst, interleaved.get());
-    buffer = std::move(interleaved);
-  }
+  dst = cpu_layout(dst, buffer);  // the layout the CPU kernels read fastest (interleaved, or AMX tiles)
   owned_.push_back(std::move(buffer));
   return dst;
 }

@@ -1,0 +1,491 @@
+// The AMX path: the tiled layout (testable everywhere), the tile kernels against the scalar
+// reference on odd shapes, bit-identity of the int8 tile, VNNI and vector kernels, batch and
+// thread invariance, and the fallback when the tile permission is refused or GLASS_CPU turns
+// AMX off. Kernel tests run where the CPU has AMX and Linux grants it, and skip with the
+// reason elsewhere.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/half.h"
+#include "kernels/amx_kernels.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/reference_kernels.h"
+
+// Its own namespace: kernels_test is a unity build in CI, and cpu_kernels_test.cpp has
+// helpers of the same names (Matrix, randn, interleaved).
+namespace glass::amx_test {
+namespace {
+
+std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// A matrix with its bytes (move-only: w.data points into them).
+struct Matrix {
+  std::unique_ptr<std::byte[]> bytes;
+  WeightMatrix w;
+};
+
+Matrix row_major(WeightType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+  Matrix m;
+  const size_t row_bytes = weight_row_bytes(t, cols);
+  m.bytes = std::make_unique<std::byte[]>(row_bytes * static_cast<size_t>(rows));
+  const auto values = randn(static_cast<size_t>(rows * cols), rng, 0.5f);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(t, &values[r * cols], cols, m.bytes.get() + r * row_bytes);
+  m.w = {t, m.bytes.get(), rows, cols, row_bytes};
+  return m;
+}
+
+Matrix tiled(const WeightMatrix& w) {
+  Matrix m;
+  m.bytes = std::make_unique<std::byte[]>(tiled_bytes(w.type, w.rows, w.cols));
+  m.w = tile_rows(w, m.bytes.get());
+  return m;
+}
+
+Matrix interleaved(const WeightMatrix& w) {
+  Matrix m;
+  m.bytes = std::make_unique<std::byte[]>(w.bytes());
+  m.w = interleave_rows(w, m.bytes.get());
+  return m;
+}
+
+// What the int8 kernels multiply: per block of 32, values times 127 / amax rounded to even,
+// the scale amax / 127 rounded to f16 (ggml's quantize_row_q8_0).
+std::vector<float> int8_activations(const std::vector<float>& x) {
+  std::vector<float> out(x.size());
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+    const float id = amax != 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
+    for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
+  }
+  return out;
+}
+
+std::vector<float> matmul(Kernels& k, const WeightMatrix& w, const std::vector<float>& x, int64_t n,
+                          const float* bias = nullptr) {
+  std::vector<float> y(static_cast<size_t>(n * w.rows));
+  k.matmul(w, x.data(), n, bias, y.data());
+  return y;
+}
+
+const std::vector<WeightType> kTileable = {WeightType::BF16, WeightType::Q8_0, WeightType::Q4_0};
+
+// ---------------------------------------------------------------- layout (every machine)
+
+TEST(TiledLayout, HoldsTheValuesOfTheRowMajorMatrix) {
+  std::mt19937 rng(1);
+  for (WeightType t : kTileable) {
+    const bool blocks = t != WeightType::BF16;
+    for (int64_t rows : {1, 15, 16, 17, 40}) {
+      for (int64_t cols : blocks ? std::vector<int64_t>{32, 96, 160} : std::vector<int64_t>{1, 31, 32, 33, 100}) {
+        SCOPED_TRACE(std::string(weight_type_name(t)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+        const Matrix m = row_major(t, rows, cols, rng);
+        std::vector<Matrix> sources;
+        sources.push_back(tiled(m.w));
+        if (blocks && rows >= kInterleaveRows) sources.push_back(tiled(interleaved(m.w).w));  // from the other layout
+        for (const Matrix& s : sources) {
+          EXPECT_TRUE(s.w.tiled);
+          const int64_t per = blocks ? kQuantBlock : kTileChunk;
+          EXPECT_EQ(s.w.bytes(), static_cast<size_t>((rows + 15) / 16 * ((cols + per - 1) / per)) * tiled_block_bytes(t));
+          std::vector<float> expect(static_cast<size_t>(cols)), got(expect.size());
+          for (int64_t r = 0; r < rows; ++r) {
+            dequantize_row(m.w, r, expect.data());
+            dequantize_row(s.w, r, got.data());
+            ASSERT_EQ(got, expect) << "row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Where the tile instructions read each value: checked byte by byte against the layout's
+// description in weight_matrix.h (a scalar model of the tile product's operands).
+TEST(TiledLayout, PutsEveryValueWhereTheTileInstructionsReadIt) {
+  std::mt19937 rng(2);
+  const int64_t rows = 20, cols = 64;
+  {
+    const Matrix m = row_major(WeightType::BF16, rows, cols, rng);
+    const Matrix t = tiled(m.w);
+    for (int64_t r = 0; r < 32; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const std::byte* tile = tile_block(t.w, r / 16, c / 32);
+        // tdpbf16ps: line k2 of the weight tile, dword i = (value 2 k2, value 2 k2 + 1) of column i.
+        uint16_t v;
+        std::memcpy(&v, tile + ((c % 32) / 2) * 64 + 4 * (r % 16) + 2 * (c % 2), 2);
+        uint16_t expect = 0;
+        if (r < rows) std::memcpy(&expect, m.w.row(r) + 2 * c, 2);
+        ASSERT_EQ(v, expect) << r << "," << c;
+      }
+    }
+  }
+  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+    const Matrix m = row_major(type, rows, cols, rng);
+    const Matrix t = tiled(m.w);
+    std::vector<float> expect(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < 32; ++r) {
+      if (r < rows) dequantize_row(m.w, r, expect.data());
+      for (int64_t b = 0; b < cols / 32; ++b) {
+        uint16_t scale;
+        std::memcpy(&scale, tile_scales(t.w, r / 16, b) + 2 * (r % 16), 2);
+        const auto* q = reinterpret_cast<const uint8_t*>(tile_block(t.w, r / 16, b));
+        for (int k = 0; k < 32; ++k) {
+          // tdpbssd: line k / 4 of the weight tile, byte 4 i + k % 4 for column i.
+          int32_t v;
+          if (type == WeightType::Q8_0) {
+            v = static_cast<int8_t>(q[(k / 4) * 64 + 4 * (r % 16) + k % 4]);
+          } else {
+            const uint8_t byte = q[(k / 8) * 64 + 4 * (r % 16) + k % 4];
+            v = (k % 8 >= 4 ? byte >> 4 : byte & 0x0f) - 8;
+          }
+          const float value = static_cast<float>(v) * f16_to_f32(scale);
+          if (r < rows) ASSERT_EQ(value, expect[b * 32 + k]) << weight_type_name(type) << " " << r << "," << k;
+          else ASSERT_EQ(v, 0) << "padding row " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST(TiledLayout, RefusesWhatItCannotTile) {
+  std::mt19937 rng(3);
+  const Matrix f32 = row_major(WeightType::F32, 4, 8, rng);
+  std::vector<std::byte> out(1 << 12);
+  EXPECT_THROW(tile_rows(f32.w, out.data()), Error);
+  const Matrix bf16 = row_major(WeightType::BF16, 4, 8, rng);
+  const Matrix t = tiled(bf16.w);
+  EXPECT_THROW(tile_rows(t.w, out.data()), Error);
+  EXPECT_THROW(interleave_rows(t.w, out.data()), Error);
+}
+
+// ---------------------------------------------------------------- path selection (every machine)
+
+bool refuse(std::string* reason) {
+  *reason = "refused by the test";
+  return false;
+}
+bool grant(std::string*) { return true; }
+
+TEST(CpuPath, GlassCpuChoosesAPathAndRefusesNonsense) {
+  int64_t disabled = 0;
+  EXPECT_THROW(CpuFeatures::decide("avx9", grant, &disabled), Error);
+  EXPECT_THROW(CpuFeatures::decide("AMX ", grant, &disabled), Error);
+  const CpuFeatures scalar = CpuFeatures::decide("scalar", grant, &disabled);
+  EXPECT_FALSE(scalar.amx);
+  EXPECT_FALSE(scalar.avx512_vnni);
+  EXPECT_NE(disabled, 0);
+  if (amx::cpu_has_amx()) {
+    EXPECT_TRUE(CpuFeatures::decide("amx", grant, &disabled).amx);
+    EXPECT_TRUE(CpuFeatures::decide(nullptr, grant, &disabled).amx);
+    EXPECT_EQ(disabled, 0);
+    const CpuFeatures avx512 = CpuFeatures::decide("avx512", grant, &disabled);
+    EXPECT_FALSE(avx512.amx);
+    EXPECT_TRUE(avx512.note.empty());
+  } else {
+    try {
+      CpuFeatures::decide("amx", grant, &disabled);
+      ADD_FAILURE() << "GLASS_CPU=amx accepted on a CPU without AMX";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("GLASS_CPU=amx"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CpuPath, ARefusedPermissionFallsBackToAvx512AndSaysWhy) {
+  if (!amx::cpu_has_amx()) GTEST_SKIP() << "this CPU has no AMX (the permission is only requested where it has)";
+  int64_t disabled = 0;
+  const CpuFeatures refused = CpuFeatures::decide(nullptr, refuse, &disabled);
+  EXPECT_FALSE(refused.amx);
+  EXPECT_NE(refused.note.find("refused the tile permission (refused by the test)"), std::string::npos) << refused.note;
+  const CpuFeatures avx512 = CpuFeatures::decide("avx512", grant, &disabled);
+  EXPECT_EQ(refused.avx512_vnni, avx512.avx512_vnni);
+  // Nothing is tiled for it, and what it computes is the AVX-512 path's, bit for bit.
+  std::mt19937 rng(4);
+  ThreadPool pool(2);
+  CpuKernels with_refusal(pool, refused), plain(pool, avx512);
+  EXPECT_EQ(with_refusal.simd_path(), plain.simd_path());
+  for (WeightType t : kTileable) {
+    Matrix m = row_major(t, 40, 96, rng);
+    std::unique_ptr<std::byte[]> storage;
+    const WeightMatrix laid = cpu_layout(m.w, storage, refused);
+    EXPECT_FALSE(laid.tiled);
+    for (int64_t n : {1, 17}) {
+      const auto x = randn(static_cast<size_t>(n * 96), rng);
+      EXPECT_EQ(matmul(with_refusal, laid, x, n), matmul(plain, laid, x, n)) << weight_type_name(t);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- kernels (AMX machines)
+
+class AmxKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    features_ = CpuFeatures::detect();
+    features_.amx_int8 = true;  // off by default (CpuFeatures), but these tests cover the int8 tiles too
+    if (!amx::cpu_has_amx()) GTEST_SKIP() << "this CPU has no AMX (AMX-TILE/INT8/BF16 with AVX512-BF16 and VNNI)";
+    if (!features_.amx)
+      GTEST_SKIP() << "AMX is off in this process: " << (features_.note.empty() ? "GLASS_CPU" : features_.note);
+  }
+  CpuFeatures features_;
+};
+
+TEST_F(AmxKernels, TilesMatchTheReferenceOnOddShapes) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  CpuKernels fast(pool, features_);
+  ReferenceKernels ref;
+  for (WeightType t : kTileable) {
+    const bool blocks = t != WeightType::BF16;
+    for (int64_t cols : blocks ? std::vector<int64_t>{32, 64, 96, 160} : std::vector<int64_t>{7, 32, 33, 64, 100, 200}) {
+      for (int64_t rows : {1, 5, 16, 17, 33, 40}) {
+        const Matrix m = row_major(t, rows, cols, rng);
+        const Matrix tm = tiled(m.w);
+        const auto bias = randn(static_cast<size_t>(rows), rng);
+        for (int64_t n : {1, 2, 15, 16, 17, 33}) {
+          SCOPED_TRACE(std::string(weight_type_name(t)) + " rows " + std::to_string(rows) + " cols " +
+                       std::to_string(cols) + " n " + std::to_string(n) + " via " + fast.matmul_path(tm.w, n));
+          const auto x = randn(static_cast<size_t>(n * cols), rng);
+          const auto expect = matmul(ref, m.w, blocks ? int8_activations(x) : x, n, bias.data());
+          const auto got = matmul(fast, tm.w, x, n, bias.data());
+          for (size_t i = 0; i < got.size(); ++i) {
+            // float32 accumulation in another order than the reference's double (bf16: the
+            // activations' three bf16 parts hold every bit of the float)
+            const double tol = 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6;
+            ASSERT_NEAR(got[i], expect[i], tol) << "element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// One float sequence for every int8 kernel: the tiles, the VNNI kernel on the tiled layout,
+// and the vector kernels (with and without VNNI) on the 8-row interleaved layout.
+TEST_F(AmxKernels, Int8TilesAreBitIdenticalToTheVectorKernels) {
+  std::mt19937 rng(6);
+  ThreadPool pool(2);
+  CpuFeatures no_amx = features_, always_tiles = features_;
+  no_amx.amx = false;
+  always_tiles.int8_tile_min_tokens = 1;  // the tiles for every token count, one included
+  CpuKernels tiles(pool, always_tiles), vnni(pool, no_amx), plain(pool, CpuFeatures{});
+  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0}) {
+    for (int64_t rows : {8, 40, 64}) {  // whole groups of 8: the vector kernels' interleaved layout
+      const Matrix m = row_major(t, rows, 160, rng);
+      const Matrix tm = tiled(m.w), im = interleaved(m.w);
+      const auto bias = randn(static_cast<size_t>(rows), rng);
+      for (int64_t n : {1, 2, 7, 8, 15, 16, 17, 33, 70}) {
+        SCOPED_TRACE(std::string(weight_type_name(t)) + " rows " + std::to_string(rows) + " n " + std::to_string(n));
+        const auto x = randn(static_cast<size_t>(n * 160), rng);
+        for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
+          const auto expect = matmul(plain, im.w, x, n, b);
+          ASSERT_EQ(matmul(tiles, tm.w, x, n, b), expect) << tiles.matmul_path(tm.w, n);
+          ASSERT_EQ(matmul(vnni, tm.w, x, n, b), expect) << vnni.matmul_path(tm.w, n);
+          ASSERT_EQ(matmul(vnni, im.w, x, n, b), expect) << "the AVX-512 VNNI kernel on the interleaved layout";
+        }
+      }
+    }
+  }
+}
+
+TEST_F(AmxKernels, TilesAreBatchAndThreadInvariant) {
+  std::mt19937 rng(7);
+  ThreadPool one(1), two(2), three(3);
+  for (WeightType t : kTileable) {
+    const int64_t rows = 70, cols = 96, n = 37;  // 70 rows: four whole groups and a partial one
+    const Matrix tm = tiled(row_major(t, rows, cols, rng).w);
+    const auto x = randn(static_cast<size_t>(n * cols), rng);
+    const auto bias = randn(static_cast<size_t>(rows), rng);
+    CpuKernels reference_split(two, features_);
+    const auto batched = matmul(reference_split, tm.w, x, n, bias.data());
+    for (ThreadPool* pool : {&one, &two, &three}) {
+      CpuKernels k(*pool, features_);
+      ASSERT_EQ(matmul(k, tm.w, x, n, bias.data()), batched) << weight_type_name(t) << " " << pool->size() << " threads";
+      for (int64_t i = 0; i < n; ++i) {
+        const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
+        const auto alone = matmul(k, tm.w, xi, 1, bias.data());
+        ASSERT_TRUE(std::equal(alone.begin(), alone.end(), batched.begin() + i * rows))
+            << weight_type_name(t) << " token " << i << " alone, " << pool->size() << " threads";
+      }
+      for (int64_t start : {3, 17}) {  // sub-batches around the tile and threshold sizes
+        for (int64_t count : {9, 16, 20}) {
+          const std::vector<float> xs(x.begin() + start * cols, x.begin() + (start + count) * cols);
+          const auto sub = matmul(k, tm.w, xs, count, bias.data());
+          ASSERT_TRUE(std::equal(sub.begin(), sub.end(), batched.begin() + start * rows))
+              << weight_type_name(t) << " tokens " << start << ".." << start + count;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(AmxKernels, MultiAndGateUpMatchSeparateCalls) {
+  std::mt19937 rng(8);
+  ThreadPool pool(2);
+  CpuKernels k(pool, features_);
+  for (WeightType t : kTileable) {
+    SCOPED_TRACE(weight_type_name(t));
+    const int64_t cols = 64;
+    // 40 + 9 + 9 rows: the outputs' group boundaries fall off the thread split's grain.
+    const Matrix a = tiled(row_major(t, 40, cols, rng).w), b = tiled(row_major(t, 9, cols, rng).w),
+                 c = tiled(row_major(t, 9, cols, rng).w);
+    for (int64_t n : {1, 5, 33}) {
+      const auto x = randn(static_cast<size_t>(n * cols), rng);
+      const auto bias = randn(40, rng);
+      std::vector<float> ya(n * 40), yb(n * 9), yc(n * 9);
+      const MatmulOutput outs[3] = {{&a.w, bias.data(), ya.data()}, {&b.w, nullptr, yb.data()}, {&c.w, nullptr, yc.data()}};
+      k.matmul_multi(outs, 3, x.data(), n);
+      EXPECT_EQ(ya, matmul(k, a.w, x, n, bias.data()));
+      const auto eb = matmul(k, b.w, x, n), ec = matmul(k, c.w, x, n);
+      EXPECT_EQ(yb, eb);
+      EXPECT_EQ(yc, ec);
+      std::vector<float> fused(n * 9), expect(n * 9);
+      k.mlp_gate_up(b.w, c.w, x.data(), n, fused.data());
+      ReferenceKernels().silu_mul(eb.data(), ec.data(), n * 9, expect.data());
+      for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], expect[i], 1e-5 * (1 + std::fabs(expect[i])));
+    }
+  }
+}
+
+// A tiled matrix under kernels without AMX (a test, or a permission lost after loading) still
+// gives the right results: the VNNI kernel for int8, rows decoded to f32 for bf16.
+TEST_F(AmxKernels, TiledMatricesRunWithoutTiles) {
+  std::mt19937 rng(9);
+  ThreadPool pool(2);
+  CpuFeatures no_amx = features_;
+  no_amx.amx = false;
+  for (const CpuFeatures& f : {no_amx, CpuFeatures{}}) {
+    CpuKernels k(pool, f);
+    ReferenceKernels ref;
+    for (WeightType t : kTileable) {
+      const Matrix m = row_major(t, 33, 96, rng);
+      const Matrix tm = tiled(m.w);
+      const auto x = randn(static_cast<size_t>(5 * 96), rng);
+      // Rows decoded to f32 meet the activations as they are; the VNNI kernel quantizes them.
+      const bool decoded = k.matmul_path(tm.w, 5).find("decoded") != std::string::npos;
+      const auto expect = matmul(ref, m.w, t == WeightType::BF16 || decoded ? x : int8_activations(x), 5);
+      const auto got = matmul(k, tm.w, x, 5);
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], expect[i], 2e-5 * (1 + std::fabs(expect[i]))) << k.matmul_path(tm.w, 5);
+    }
+  }
+}
+
+TEST_F(AmxKernels, ModelWeightsAreLaidOutForTheTiles) {
+  std::mt19937 rng(10);
+  for (WeightType t : kTileable) {
+    // Matrices of whole tiles are tiled; others keep their layout (no padding to hold).
+    const Matrix odd = row_major(t, 24, 64, rng);
+    EXPECT_EQ(cpu_layout_differs(odd.w, features_), interleavable(t));
+    Matrix m = row_major(t, 32, 64, rng);
+    EXPECT_TRUE(cpu_layout_differs(m.w, features_));
+    std::unique_ptr<std::byte[]> storage = std::move(m.bytes);
+    const WeightMatrix laid = cpu_layout(m.w, storage, features_);
+    EXPECT_TRUE(laid.tiled);
+    EXPECT_GE(laid.data, storage.get());  // inside it, on a cache line
+    EXPECT_LT(laid.data, storage.get() + 64);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(laid.data) % 64, 0u);
+    EXPECT_FALSE(cpu_layout_differs(laid, features_));
+    // Back to what kernels without AMX read.
+    const WeightMatrix back = cpu_layout(laid, storage, CpuFeatures{});
+    EXPECT_FALSE(back.tiled);
+    EXPECT_EQ(back.interleaved, interleavable(t));
+  }
+}
+
+// Attention with tiles: against the reference on odd head sizes, every KV type, GQA groups,
+// two sequences (two block tables) in one batch and long contexts; every row the same alone,
+// in any sub-batch and with any number of threads.
+TEST_F(AmxKernels, AttentionTilesMatchTheReferenceAndAreInvariant) {
+  std::mt19937 rng(11);
+  ThreadPool one(1), two(2), three(3);
+  ReferenceKernels ref;
+  struct Shape {
+    int64_t heads, kv_heads, head_dim;
+  };
+  for (KVType kv : {KVType::F32, KVType::F16, KVType::BF16}) {
+    for (Shape shape : {Shape{4, 2, 16}, Shape{14, 2, 64}, Shape{6, 1, 72}, Shape{4, 4, 128}, Shape{8, 2, 32}}) {
+      const int64_t block_size = 16, kv_dim = shape.kv_heads * shape.head_dim;
+      // Sequence A: 300 positions in shuffled blocks, its last 37 tokens in the batch; sequence
+      // B: 20 positions, its last 3 tokens.
+      const int64_t blocks = 24;
+      std::vector<int32_t> table_a(19), table_b = {20, 23};
+      for (int32_t b = 0; b < 19; ++b) table_a[b] = (b * 7) % 19;
+      const size_t esz = kv_type_size(kv);
+      const size_t block_stride = static_cast<size_t>(2 * block_size * kv_dim) * esz;
+      std::vector<std::byte> arena(block_stride * blocks);
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t j = 0; j < 2 * block_size; ++j) {
+          const auto vals = randn(static_cast<size_t>(kv_dim), rng);
+          store_kv_row(kv, vals.data(), kv_dim, arena.data() + b * block_stride + j * kv_dim * esz);
+        }
+      std::vector<AttentionRow> rows;
+      for (int64_t t = 0; t < 37; ++t) rows.push_back({table_a.data(), 300 - 36 + t});
+      for (int64_t t = 0; t < 3; ++t) rows.push_back({table_b.data(), 18 + t});
+      const auto n = static_cast<int64_t>(rows.size());
+      const auto q = randn(static_cast<size_t>(n * shape.heads * shape.head_dim), rng);
+      AttentionArgs a;
+      a.q = q.data();
+      a.n = n;
+      a.heads = shape.heads;
+      a.kv_heads = shape.kv_heads;
+      a.head_dim = shape.head_dim;
+      a.scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+      a.kv_type = kv;
+      a.k_base = arena.data();
+      a.v_base = arena.data() + static_cast<size_t>(block_size * kv_dim) * esz;
+      a.block_stride = block_stride;
+      a.block_size = block_size;
+      a.rows = rows.data();
+      SCOPED_TRACE(std::string(kv_type_name(kv)) + " heads " + std::to_string(shape.heads) + "/" +
+                   std::to_string(shape.kv_heads) + " head_dim " + std::to_string(shape.head_dim));
+      std::vector<float> expect(q.size()), got(q.size());
+      a.out = expect.data();
+      ref.attention(a);
+      a.out = got.data();
+      CpuKernels(two, features_).attention(a);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expect[i], 2e-5) << "element " << i;
+      for (ThreadPool* pool : {&one, &three}) {
+        std::vector<float> again(q.size());
+        a.out = again.data();
+        CpuKernels(*pool, features_).attention(a);
+        ASSERT_EQ(again, got) << pool->size() << " threads";
+      }
+      const int64_t row_floats = shape.heads * shape.head_dim;
+      for (int64_t t : {int64_t{0}, int64_t{17}, n - 4, n - 1}) {  // rows alone
+        AttentionArgs alone = a;
+        alone.n = 1;
+        alone.q = q.data() + t * row_floats;
+        alone.rows = rows.data() + t;
+        std::vector<float> out(static_cast<size_t>(row_floats));
+        alone.out = out.data();
+        CpuKernels(two, features_).attention(alone);
+        ASSERT_TRUE(std::equal(out.begin(), out.end(), got.begin() + t * row_floats)) << "token " << t << " alone";
+      }
+      AttentionArgs sub = a;  // a sub-batch across the two sequences
+      sub.n = 6;
+      sub.q = q.data() + (n - 6) * row_floats;
+      sub.rows = rows.data() + n - 6;
+      std::vector<float> out(static_cast<size_t>(6 * row_floats));
+      sub.out = out.data();
+      CpuKernels(one, features_).attention(sub);
+      ASSERT_TRUE(std::equal(out.begin(), out.end(), got.end() - 6 * row_floats)) << "sub-batch";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glass::amx_test
