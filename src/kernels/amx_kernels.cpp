@@ -31,27 +31,6 @@ bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit) {
 }
 constexpr int kEbx = 1, kEcx = 2, kEdx = 3;
 
-// The palette-1 tile configuration ldtilecfg reads: 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
-
-// Tile registers: 0-3 accumulators (`tokens` tokens x 16 weight rows of fp32 or int32), 4-6
-// activations (`tokens` tokens each), 6-7 weights (16 rows each; tile 6 holds activations
-// only in the bf16 kernel for 16 tokens or fewer, which has no second weight tile).
-constexpr TileConfig make_config(uint8_t tokens, uint16_t activation_bytes, uint8_t weight_lines) {
-  TileConfig c;
-  for (int i = 0; i < 4; ++i) c.rows[i] = tokens, c.colsb[i] = 64;
-  for (int i = 4; i < 6; ++i) c.rows[i] = tokens, c.colsb[i] = activation_bytes;
-  c.rows[6] = weight_lines, c.colsb[6] = 64;
-  c.rows[7] = weight_lines, c.colsb[7] = 64;
-  return c;
-}
 // bf16: 32 values (a chunk) per activation line, 16 lines of pairs per weight tile. With
 // fewer than 16 tokens the tiles hold only their lines (a decode step multiplies one line,
 // not sixteen); every line's products and sums are the same whatever the line count.

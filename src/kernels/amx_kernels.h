@@ -31,6 +31,28 @@ namespace glass::amx {
 
 inline constexpr int kBf16Parts = 3;  // bf16 parts per activation (hi, mid, lo)
 
+// The palette-1 tile configuration ldtilecfg reads: 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64);
+
+// Tile registers: 0-3 accumulators (`tokens` tokens x 16 weight rows of fp32 or int32), 4-6
+// activations (`tokens` tokens each), 6-7 weights (16 rows each; tile 6 holds activations
+// only in the bf16 kernel for 16 tokens or fewer, which has no second weight tile).
+inline constexpr TileConfig make_config(uint8_t tokens, uint16_t activation_bytes, uint8_t weight_lines) {
+  TileConfig c;
+  for (int i = 0; i < 4; ++i) c.rows[i] = tokens, c.colsb[i] = 64;
+  for (int i = 4; i < 6; ++i) c.rows[i] = tokens, c.colsb[i] = activation_bytes;
+  c.rows[6] = weight_lines, c.colsb[6] = 64;
+  c.rows[7] = weight_lines, c.colsb[7] = 64;
+  return c;
+}
+
 // CPUID: AMX-TILE, AMX-INT8 and AMX-BF16, and the AVX-512 subsets the kernels use around the
 // tiles (F, BW, VL, VNNI, BF16) with F16C and FMA.
 bool cpu_has_amx();

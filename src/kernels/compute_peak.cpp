@@ -96,22 +96,8 @@ __attribute__((target("avx2"))) int64_t int8_avx2(int64_t iterations, std::atomi
   return iterations * 12 * 32;
 }
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-constexpr TileConfig tile_config(uint16_t a_bytes, uint8_t b_lines) {
-  TileConfig c;
-  for (int i = 0; i < 4; ++i) c.rows[i] = 16, c.colsb[i] = 64;
-  for (int i = 4; i < 6; ++i) c.rows[i] = 16, c.colsb[i] = a_bytes;
-  for (int i = 6; i < 8; ++i) c.rows[i] = b_lines, c.colsb[i] = 64;
-  return c;
-}
-alignas(64) constexpr TileConfig kFullLines = tile_config(64, 16);
-alignas(64) constexpr TileConfig kBlockLines = tile_config(32, 8);
+alignas(64) constexpr amx::TileConfig kFullLines = amx::make_config(16, 64, 16);
+alignas(64) constexpr amx::TileConfig kBlockLines = amx::make_config(16, 32, 8);
 
 // Four accumulators from two activation and two weight tiles, as the kernels' 32 x 32 steps.
 __attribute__((target("amx-tile,amx-int8,amx-bf16"))) int64_t tiles(ComputeInstruction which, int64_t iterations,
