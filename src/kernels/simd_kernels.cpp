@@ -60,6 +60,12 @@ HWY_INLINE float Finish(DF df, VF acc, float tail, const float* bias, int64_t r)
 HWY_INLINE void PrefetchBytes(const std::byte* p, int64_t bytes) {
   for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
 }
+// Part `part` of the next tile (parts of `part_bytes`): a decode tile reading its rows one
+// part at a time fetches the same share of the next tile's, so the rows after it arrive
+// while it computes (the hardware prefetcher alone leaves decode waiting on memory).
+HWY_INLINE void PrefetchPart(const std::byte* next, int64_t part, int64_t part_bytes) {
+  if (next != nullptr) PrefetchBytes(next + part * part_bytes, part_bytes);
+}
 template <int R, int T>
 HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
   return T == 1 && r0 + 2 * R <= w.rows ? w.row(r0 + R) : nullptr;
@@ -181,7 +187,7 @@ HWY_INLINE void TileFloat(const WeightMatrix& w, int64_t r0, const float* x, int
   for (int r = 0; r < R; ++r) wr[r] = w.row(r0 + r);
   const std::byte* next = NextTile<R, T>(w, r0);
   for (int64_t c = 0; c < whole; c += step) {
-    if (next != nullptr) PrefetchBytes(next + c * Weights::kBytes * R, step * Weights::kBytes * R);
+    PrefetchPart(next, c / step, step * Weights::kBytes * R);
     for (int r = 0; r < R; ++r) {
       VF wv[V];
       Weights::Load(df, wr[r], c, wv);
@@ -272,7 +278,9 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
+  const std::byte* next = NextTile<R, T>(w, r0);
   for (int64_t b = 0; b < nb; ++b) {
+    PrefetchPart(next, b, R * static_cast<int64_t>(sizeof(Block)));
     for (int r = 0; r < R; ++r) {
       const __m256i wq = WeightBytes(wr[r][b]);
       const __m256i wabs = _mm256_sign_epi8(wq, wq);
@@ -481,7 +489,9 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   const __m256i zero = _mm256_setzero_si256();
   const __m256i k = _mm256_set1_epi8(static_cast<char>(kQ8 ? 0x80 : 8));
+  const std::byte* next = NextTile<R, T>(w, r0);
   for (int64_t b = 0; b < nb; ++b) {
+    PrefetchPart(next, b, R * static_cast<int64_t>(sizeof(Block)));
     __m256i xq[T], excess[T];
     for (int t = 0; t < T; ++t) {
       xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t * xstride_blocks + b].q));
