@@ -239,6 +239,9 @@ HWY_INLINE __m256i Nibbles(const uint8_t* q) {
 HWY_INLINE __m256i FifthBits(const uint8_t* p) {
   uint32_t bits;
   std::memcpy(&bits, p, 4);
+#if HWY_TARGET <= HWY_AVX3
+  return _mm256_maskz_mov_epi8(bits, _mm256_set1_epi8(16));  // the word as a byte mask
+#endif
   // Byte j takes byte j / 8 of the word, then keeps bit j % 8 of it.
   const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)),
                                              _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
