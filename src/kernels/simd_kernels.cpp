@@ -496,19 +496,21 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
   for (int64_t b = 0; b < nb; ++b) {
     PrefetchPart(next, b, R * static_cast<int64_t>(sizeof(Block)));
     __m256i xq[T], excess[T];
+    __m256 xscale[T];
     for (int t = 0; t < T; ++t) {
       xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t * xstride_blocks + b].q));
       excess[t] = _mm256_dpbusd_epi32(zero, k, xq[t]);
+      xscale[t] = _mm256_set1_ps(x[t * xstride_blocks + b].scale);
     }
     for (int r = 0; r < R; ++r) {
       __m256i u;
       if constexpr (kQ8) u = _mm256_xor_si256(WeightBytes(wr[r][b]), _mm256_set1_epi8(static_cast<char>(0x80)));
       else u = Nibbles(wr[r][b].q);
-      const float dw = BlockScale(wr[r][b].scale);
+      // dw * the token's scale in every lane: the same product TileInt8 takes as a scalar.
+      const __m256 dw = _mm256_set1_ps(BlockScale(wr[r][b].scale));
       for (int t = 0; t < T; ++t) {
         const __m256i dot = _mm256_sub_epi32(_mm256_dpbusd_epi32(zero, u, xq[t]), excess[t]);
-        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * x[t * xstride_blocks + b].scale),
-                                    acc[r][t]);
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, xscale[t]), acc[r][t]);
       }
     }
   }
