@@ -46,6 +46,7 @@ Command add_chat_command(CLI::App& app) {
     std::string model, system, format = "text";
     int64_t ctx_size = 0;
     bool show_thinking = false;
+    bool no_prefix_cache = false;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
     RuntimeOptions runtime;
@@ -57,6 +58,9 @@ Command add_chat_command(CLI::App& app) {
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();
   o->template_options.add_to(sub, true);
+  sub->add_flag("--no-prefix-cache", o->no_prefix_cache,
+                "Compute the whole conversation at every turn (by default, the KV blocks of earlier turns are kept and "
+                "only what is new is computed)");
   sub->add_flag("--show-thinking", o->show_thinking,
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   o->generation.add_to(sub);
@@ -76,7 +80,7 @@ Command add_chat_command(CLI::App& app) {
             const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
             const SamplingParams params = o->generation.resolve(dir);
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : model.config().max_position_embeddings;
-            KVCache cache(model.config(), kv, context);
+            KVCache cache(model.config(), kv, context, KVCacheOptions{.prefix_cache = !o->no_prefix_cache});
             const bool interactive = ::isatty(STDIN_FILENO) != 0;
 
             std::string system = o->system;
@@ -115,7 +119,8 @@ Command add_chat_command(CLI::App& app) {
                 std::cout << "\n" << std::flush;
                 continue;
               }
-              // Each turn re-reads the whole conversation; the cache holds one turn.
+              // Each turn's prompt is the whole conversation; the prefix cache holds the
+              // blocks of the turns before, so only what changed is computed.
               Generator gen(model, backend->kernels(), cache, tokenizer, context);
               const int handle = gen.add({prompt.ids, params});
               std::optional<ReasoningSplitter> splitter = reasoning_splitter_for(tokenizer, prompt.ids);

@@ -46,6 +46,7 @@ Command add_serve_command(CLI::App& app) {
     double header_timeout = 10, request_timeout = 60, keep_alive_timeout = 5;
     size_t max_connections = 512;
     bool quiet = false;
+    bool no_prefix_cache = false;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
     RuntimeOptions runtime;
@@ -76,6 +77,9 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--max-connections", o->max_connections, "Most open connections (a thread each); the next gets 503")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr");
+  sub->add_flag("--no-prefix-cache", o->no_prefix_cache,
+                "Compute every prompt from its first token (by default, full KV blocks of earlier prompts and replies are "
+                "kept and shared by prompts that start with them)");
   o->template_options.add_to(sub, false)[0]->description(
       "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
   o->generation.add_to(sub);
@@ -133,7 +137,7 @@ Command add_serve_command(CLI::App& app) {
             if (capacity < block)
               fail("--kv-budget-mb: ", o->kv_budget_mb, " MiB holds ", budget_bytes / bytes_per_token,
                    " tokens; one block needs ", block, " (", format_bytes(static_cast<double>(block * bytes_per_token)), ")");
-            KVCache cache(c, kv, capacity);
+            KVCache cache(c, kv, capacity, KVCacheOptions{.prefix_cache = !o->no_prefix_cache});
 
             server::SchedulerOptions sched;
             sched.max_running = o->parallel;

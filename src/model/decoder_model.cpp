@@ -280,8 +280,8 @@ void DecoderModel::attention_block(const Layer& w, int layer, const Batch& batch
   trace.emit(Stage::kKRope, layer, a.k.data(), {n, nkv, hd});
   for (int64_t t = 0; t < n; ++t) {
     const int32_t s = batch.sequences[t], p = batch.positions[t];
-    store_kv_row(cache.type(), &a.k[t * nkv * hd], nkv * hd, cache.slot(layer, 0, s, p));
-    store_kv_row(cache.type(), &a.v[t * nkv * hd], nkv * hd, cache.slot(layer, 1, s, p));
+    store_kv_row(cache.type(), &a.k[t * nkv * hd], nkv * hd, cache.write_slot(layer, 0, s, p));
+    store_kv_row(cache.type(), &a.v[t * nkv * hd], nkv * hd, cache.write_slot(layer, 1, s, p));
   }
   AttentionArgs args;
   args.q = a.q.data();

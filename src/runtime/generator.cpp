@@ -26,7 +26,9 @@ struct Generator::Sequence {
   StreamingDecoder decoder;
   ChainTrace trace;
   int32_t kv_sequence = -1;
+  int64_t cached = 0;         // prompt positions attached from the prefix cache
   int64_t prefilled = 0;      // prompt positions already in the KV cache
+  std::vector<int32_t> ids;   // the ids at the sequence's positions: prompt, then output
   int32_t last_token = -1;    // generated, not yet fed back
   std::vector<int32_t> tokens;
   std::string text;
@@ -60,10 +62,37 @@ void Generator::validate(const GenerationRequest& request) const {
          " (prompt plus at least one generated token)");
 }
 
+namespace {
+
+// The most positions a request can fill: its prompt and max_new_tokens, within the
+// context and the cache.
+int64_t worst_positions(const GenerationRequest& r, int64_t context, const KVCache& cache) {
+  const auto prompt = static_cast<int64_t>(r.prompt.size());
+  const int64_t most = std::min(context, cache.total_blocks() * cache.block_size());
+  // max_new_tokens may be anything up to INT64_MAX.
+  const int64_t left = most - std::min(prompt, most);
+  return prompt + std::min(left, r.params.max_new_tokens.value_or(left));
+}
+
+}  // namespace
+
+int64_t Generator::blocks_needed(const GenerationRequest& request) const {
+  const KVCache::PrefixMatch m = cache_.match_prefix(request.prompt);
+  return cache_.blocks_for(worst_positions(request, context_length_, cache_)) - m.blocks + m.unheld;
+}
+
 int Generator::add(GenerationRequest request) {
   validate(request);
+  const int64_t worst = cache_.blocks_for(worst_positions(request, context_length_, cache_));
   auto s = std::make_unique<Sequence>(next_handle_++, std::move(request), tokenizer_, context_length_);
   s->kv_sequence = cache_.add_sequence();
+  s->ids = s->request.prompt;
+  s->cached = cache_.attach_prefix(s->kv_sequence, s->ids);
+  s->prefilled = s->cached;
+  // What admission counted (the scheduler checked that it fits); without a scheduler,
+  // as much of it as is left.
+  const int64_t fresh = worst - s->cached / cache_.block_size();
+  cache_.promise(s->kv_sequence, std::clamp<int64_t>(cache_.available_blocks(), 0, fresh));
   if (auto reason = s->checker.before_first_token()) finish(*s, *reason);
   sequences_.push_back(std::move(s));
   return sequences_.back()->handle;
@@ -87,6 +116,12 @@ void Generator::cancel(int handle) {
   }
 }
 
+int64_t Generator::cached_tokens(int handle) const {
+  for (const auto& s : sequences_)
+    if (s->handle == handle) return s->cached;
+  fail("no generation with handle ", handle);
+}
+
 int64_t Generator::sample_width() const {
   return std::min(model_.config().vocab_size, static_cast<int64_t>(tokenizer_.vocab_size()));
 }
@@ -104,7 +139,7 @@ std::optional<GenerationResult> Generator::take_result(int handle) {
     Sequence& s = **it;
     if (s.handle != handle) continue;
     if (!s.finished) return std::nullopt;
-    GenerationResult r{std::move(s.request.prompt), std::move(s.tokens), std::move(s.text), *s.finished,
+    GenerationResult r{std::move(s.request.prompt), s.cached, std::move(s.tokens), std::move(s.text), *s.finished,
                        s.sampler.seed()};
     sequences_.erase(it);
     return r;
@@ -117,6 +152,7 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   // one row for each decoding sequence.
   batch_.clear();
   std::vector<Sequence*> sampled;  // sequences whose logits this pass returns, in row order
+  std::vector<Sequence*> in_pass;  // sequences with rows in this pass
   int64_t prompt_rows = 0;
   for (auto& ptr : sequences_) {
     Sequence& s = *ptr;
@@ -132,11 +168,13 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
       }
       s.prefilled += take;
       prompt_rows += take;
+      in_pass.push_back(&s);
       if (s.prefilled == prompt_len) sampled.push_back(&s);
     } else {
       const int64_t pos = prompt_len + static_cast<int64_t>(s.tokens.size()) - 1;
       batch_.add(s.last_token, static_cast<int32_t>(pos), s.kv_sequence, true);
       sampled.push_back(&s);
+      in_pass.push_back(&s);
     }
   }
   if (batch_.size() == 0) return;
@@ -151,6 +189,8 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   } else {
     timings_.generation_seconds += seconds;
   }
+  // Blocks filled by this pass become prefixes later prompts can start with.
+  for (Sequence* s : in_pass) cache_.publish(s->kv_sequence, s->ids);
 
   const int64_t vocab = model_.config().vocab_size;
   const int64_t width = sample_width();
@@ -187,6 +227,7 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
     }
     s.history.add_output(token);
     s.tokens.push_back(token);
+    s.ids.push_back(token);
     s.last_token = token;
     ++timings_.generated_tokens;
     std::string piece = s.decoder.push(token);

@@ -64,6 +64,7 @@ struct GenerationEvent {
 
 struct GenerationResult {
   std::vector<int32_t> prompt;
+  int64_t cached_tokens = 0;    // prompt positions taken from the prefix cache, not computed
   std::vector<int32_t> tokens;  // generated ids (an eos token included when it ended the sequence)
   std::string text;             // the printed text
   FinishReason finish;
@@ -86,18 +87,26 @@ class Generator {
             int64_t context_length, int64_t prefill_chunk = 512);
   ~Generator();
 
-  // Queues a request; its prompt runs in the next step(). Returns its handle.
+  // Queues a request; its prompt runs in the next step() (less any prefix the cache
+  // holds: those positions are attached, not computed). Returns its handle.
   // Throws glass::Error for invalid parameters, an empty prompt, ids outside the
   // vocabulary or a prompt that does not fit the context.
   int add(GenerationRequest request);
   // The checks add() makes, without adding: callers on other threads may use it to
   // refuse a request before queueing it (it reads only what the constructor set).
   void validate(const GenerationRequest& request) const;
+  // KV blocks add() takes from the cache's available_blocks() at worst: fresh blocks for
+  // min(context, prompt + max_new_tokens) positions less the cached prefix, plus the
+  // cached prefix blocks no sequence holds now. The scheduler admits a request when this
+  // fits; add() promises it, so the request never finds the cache full.
+  int64_t blocks_needed(const GenerationRequest& request) const;
   // The most positions one sequence may hold (the constructor's, capped by the model).
   int64_t context_length() const { return context_length_; }
   // The ids tokens are drawn from: the model's vocabulary rows up to the tokenizer's
   // size (embedding rows past the tokenizer are padding, never drawn).
   int64_t sample_width() const;
+  // Prompt positions of a sequence attached from the prefix cache (not computed).
+  int64_t cached_tokens(int handle) const;
   // Stops a sequence now and frees its KV blocks; it gets no further events.
   void cancel(int handle);
 

@@ -29,7 +29,8 @@ ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokeniz
 OJson ResponseBuilder::usage(const FinishedGeneration& f) const {
   OJson u = {{"prompt_tokens", f.prompt_tokens},
              {"completion_tokens", f.completion_tokens},
-             {"total_tokens", f.prompt_tokens + f.completion_tokens}};
+             {"total_tokens", f.prompt_tokens + f.completion_tokens},
+             {"prompt_tokens_details", {{"cached_tokens", f.cached_tokens}}}};
   if (splitter_ && splitter_->found_reasoning())
     u["completion_tokens_details"] = {{"reasoning_tokens", splitter_->reasoning_tokens()}};
   return u;

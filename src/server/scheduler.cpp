@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <utility>
 
-#include "base/checked_math.h"
 #include "base/error.h"
 
 namespace glass::server {
@@ -82,7 +81,7 @@ Scheduler::Scheduler(const DecoderModel& model, Kernels& kernels, KVCache& cache
   counters_.max_running = options_.max_running;
   counters_.max_waiting = options_.max_waiting;
   counters_.kv_blocks_total = cache_.total_blocks();
-  free_blocks_ = cache_.free_blocks();
+  counters_.kv_blocks_free = cache_.free_blocks();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -98,11 +97,8 @@ void Scheduler::stop() {
     thread_.join();
     std::lock_guard lock(mutex_);
     for (Entry& e : waiting_) e.stream->end_with_error("the server is shutting down");
-    for (Entry& e : starting_) e.stream->end_with_error("the server is shutting down");
     waiting_.clear();
-    starting_.clear();
     running_ = 0;
-    reserved_blocks_ = 0;
   });
 }
 
@@ -110,31 +106,22 @@ std::shared_ptr<GenerationStream> Scheduler::submit(SchedulerRequest request) {
   generator_.validate(request.generation);
   GenerationRequest& g = request.generation;
   g.show_top = request.logprobs ? std::max<size_t>(1, request.top_logprobs) : 0;
-  const auto prompt = static_cast<int64_t>(g.prompt.size());
-  // max_tokens may be anything up to INT64_MAX: the sum saturates, then the context caps it.
-  const int64_t worst =
-      std::min(context_length_, saturating_add(prompt, g.params.max_new_tokens.value_or(context_length_)));
 
   Entry e;
   e.request = std::move(request);
   e.stream = std::make_shared<GenerationStream>();
-  e.blocks = cache_.blocks_for(worst);
   auto stream = e.stream;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Unavailable("the server is shutting down");
-    if (waiting_.empty() && fits_locked(e)) {
-      ++running_;
-      reserved_blocks_ += e.blocks;
-      starting_.push_back(std::move(e));
-    } else {
-      if (waiting_.size() >= options_.max_waiting) {
-        ++counters_.rejected;
-        throw Unavailable(str_cat("the server is busy: ", running_, " requests running and ", waiting_.size(),
+    // Requests that a free running slot will take at the next pass do not count as waiting.
+    const size_t free_slots = options_.max_running - std::min(running_, options_.max_running);
+    if (waiting_.size() >= options_.max_waiting + free_slots) {
+      ++counters_.rejected;
+      throw Unavailable(str_cat("the server is busy: ", running_, " requests running and ", waiting_.size(),
                                 " waiting (the most it queues); retry later"));
-      }
-      waiting_.push_back(std::move(e));
     }
+    waiting_.push_back(std::move(e));
   }
   wake_.notify_all();
   return stream;
@@ -152,13 +139,6 @@ void Scheduler::cancel(GenerationStream& stream) {
     if (auto it = std::find_if(waiting_.begin(), waiting_.end(), is_it); it != waiting_.end()) {
       waiting_.erase(it);
       ++counters_.cancelled;
-      admit_locked();  // the head may have changed
-    } else if (auto st = std::find_if(starting_.begin(), starting_.end(), is_it); st != starting_.end()) {
-      --running_;
-      reserved_blocks_ -= st->blocks;
-      starting_.erase(st);
-      ++counters_.cancelled;
-      admit_locked();
     }
     // Otherwise it runs: the scheduler thread drops it before the next pass.
   }
@@ -170,21 +150,25 @@ SchedulerStats Scheduler::stats() const {
   SchedulerStats s = counters_;
   s.running = running_;
   s.waiting = waiting_.size();
-  s.kv_blocks_free = free_blocks_;
-  s.kv_blocks_reserved = reserved_blocks_;
   return s;
 }
 
-bool Scheduler::fits_locked(const Entry& e) const {
-  return running_ < options_.max_running && reserved_blocks_ + e.blocks <= cache_.total_blocks();
-}
-
-void Scheduler::admit_locked() {
-  while (!waiting_.empty() && fits_locked(waiting_.front())) {
-    ++running_;
-    reserved_blocks_ += waiting_.front().blocks;
-    starting_.push_back(std::move(waiting_.front()));
+void Scheduler::admit_locked(std::vector<Entry>& active,
+                             std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>>& failed) {
+  while (!waiting_.empty() && running_ < options_.max_running &&
+         generator_.blocks_needed(waiting_.front().request.generation) <= cache_.available_blocks()) {
+    Entry e = std::move(waiting_.front());
     waiting_.pop_front();
+    try {
+      e.handle = generator_.add(e.request.generation);
+    } catch (const Error& err) {
+      failed.emplace_back(e.stream, err.what());
+      continue;
+    }
+    counters_.prefix_cache_queries += static_cast<int64_t>(e.request.generation.prompt.size());
+    counters_.prefix_cache_hits += generator_.cached_tokens(e.handle);
+    ++running_;
+    active.push_back(std::move(e));
   }
 }
 
@@ -203,43 +187,26 @@ StreamedToken Scheduler::to_streamed(const Entry& e, const GenerationEvent& even
 void Scheduler::run() {
   std::vector<Entry> active;  // in the Generator, in handle order
   for (;;) {
-    std::vector<Entry> start;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !starting_.empty() || !active.empty(); });
-      if (stopping_) break;
-      start.swap(starting_);
-    }
-
-    int64_t released_blocks = 0;
     size_t released = 0;
-    int64_t completed = 0, cancelled = 0;
+    int64_t completed = 0;
     // Streams end after the counters are updated, so that a client that has its
     // response also sees its blocks free in stats().
     std::vector<std::pair<std::shared_ptr<GenerationStream>, FinishedGeneration>> finished;
     std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>> failed;
-    auto release = [&](const Entry& e) {
-      released_blocks += e.blocks;
-      ++released;
-    };
-
-    for (Entry& e : start) {
-      try {
-        e.handle = generator_.add(e.request.generation);
-        active.push_back(std::move(e));
-      } catch (const Error& err) {
-        failed.emplace_back(e.stream, err.what());
-        release(e);
-      }
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !active.empty(); });
+      if (stopping_) break;
+      // Clients that went away: their blocks are free before admission and this pass.
+      std::erase_if(active, [&](const Entry& e) {
+        if (!e.stream->cancelled()) return false;
+        generator_.cancel(e.handle);
+        --running_;
+        ++counters_.cancelled;
+        return true;
+      });
+      admit_locked(active, failed);
     }
-    // Clients that went away: their blocks are free before this pass.
-    std::erase_if(active, [&](const Entry& e) {
-      if (!e.stream->cancelled()) return false;
-      generator_.cancel(e.handle);
-      release(e);
-      ++cancelled;
-      return true;
-    });
 
     size_t in_pass = 0;
     bool stepped = false;
@@ -261,7 +228,7 @@ void Scheduler::run() {
         for (Entry& e : active) {
           failed.emplace_back(e.stream, str_cat("generation failed: ", err.what()));
           generator_.cancel(e.handle);
-          release(e);
+          ++released;
         }
         active.clear();
       }
@@ -270,8 +237,9 @@ void Scheduler::run() {
       std::optional<GenerationResult> r = generator_.take_result(e.handle);
       if (!r) return false;
       finished.emplace_back(e.stream, FinishedGeneration{r->finish, static_cast<int64_t>(r->prompt.size()),
-                                                          static_cast<int64_t>(r->tokens.size()), r->seed});
-      release(e);
+                                                          r->cached_tokens, static_cast<int64_t>(r->tokens.size()),
+                                                          r->seed});
+      ++released;
       ++completed;
       return true;
     });
@@ -279,13 +247,12 @@ void Scheduler::run() {
     {
       std::lock_guard lock(mutex_);
       running_ -= released;
-      reserved_blocks_ -= released_blocks;
       counters_.completed += completed;
-      counters_.cancelled += cancelled;
       if (stepped) ++counters_.forward_passes;
       counters_.peak_running = std::max(counters_.peak_running, in_pass);
-      free_blocks_ = cache_.free_blocks();
-      admit_locked();
+      counters_.kv_blocks_free = cache_.free_blocks();
+      counters_.kv_blocks_cached = cache_.cached_blocks();
+      counters_.kv_blocks_reserved = cache_.promised_blocks();
     }
     for (auto& [stream, f] : finished) stream->end(std::move(f));
     for (auto& [stream, message] : failed) stream->end_with_error(std::move(message));

@@ -4,17 +4,20 @@
 //
 // Between two forward passes the scheduler thread drops cancelled requests, admits
 // waiting ones and then runs Generator::step(), so sequences at different positions
-// (some prefilling, most decoding) share every pass. A request is admitted when
+// (some prefilling, most decoding) share every pass. A request is admitted, first in
+// first out, when
 //   - fewer than `max_running` sequences run, and
-//   - its worst case fits the KV cache: blocks for min(context, prompt + max_tokens)
-//     positions, added to the worst cases of those already running, is at most the
-//     cache's blocks.
+//   - its worst case fits the KV cache: fresh blocks for min(context, prompt +
+//     max_tokens) positions, less the prompt's prefix already cached (shared, not
+//     computed again), plus the cached prefix blocks it pins, is at most what the cache
+//     can still promise (free and evictable blocks, less those promised to running
+//     requests). Generator::blocks_needed() computes it; the cache keeps the promise.
 // So a forward pass never finds the cache full and nothing is ever preempted; the cost
-// is that a request without max_tokens reserves a whole context. Admission is first in,
-// first out: a large request at the head is not overtaken by smaller ones behind it.
-// Requests that cannot start wait in a queue of at most `max_waiting`; past that,
-// submit() refuses them (HTTP 503). A finished or cancelled request's blocks are free
-// before the next pass.
+// is that a request without max_tokens reserves a whole context. A large request at the
+// head is not overtaken by smaller ones behind it. Requests that cannot start wait in a
+// queue; submit() refuses one (HTTP 503) when `max_waiting` requests already wait beyond
+// the free running slots. A finished or cancelled request's blocks are free before the
+// next pass (published ones stay cached until their memory is needed).
 #pragma once
 
 #include <chrono>
@@ -51,6 +54,7 @@ struct StreamedToken {
 struct FinishedGeneration {
   FinishReason finish;
   int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;  // of prompt_tokens, taken from the prefix cache
   int64_t completion_tokens = 0;
   uint64_t seed = 0;
 };
@@ -104,8 +108,11 @@ struct SchedulerStats {
   size_t max_waiting = 0;
   size_t peak_running = 0;  // most sequences in one forward pass so far
   int64_t kv_blocks_total = 0;
-  int64_t kv_blocks_free = 0;      // not holding any position now
-  int64_t kv_blocks_reserved = 0;  // promised to running requests (their worst cases)
+  int64_t kv_blocks_free = 0;      // held by no sequence (free or cached)
+  int64_t kv_blocks_cached = 0;    // of those, kept for the prefixes they hold
+  int64_t kv_blocks_reserved = 0;  // promised to running requests and not yet taken
+  int64_t prefix_cache_queries = 0;  // prompt tokens of admitted requests
+  int64_t prefix_cache_hits = 0;     // of those, taken from the prefix cache
   int64_t forward_passes = 0;
   int64_t completed = 0;
   int64_t cancelled = 0;
@@ -150,12 +157,13 @@ class Scheduler {
   struct Entry {
     SchedulerRequest request;
     std::shared_ptr<GenerationStream> stream;
-    int64_t blocks = 0;  // worst case
-    int handle = -1;     // in the Generator, once started
+    int handle = -1;  // in the Generator, once admitted
   };
 
-  bool fits_locked(const Entry& e) const;
-  void admit_locked();
+  // Moves waiting requests that fit into the Generator (scheduler thread only); those
+  // the Generator refuses go to `failed`.
+  void admit_locked(std::vector<Entry>& active,
+                    std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>>& failed);
   void run();
   StreamedToken to_streamed(const Entry& e, const GenerationEvent& event) const;
 
@@ -173,11 +181,8 @@ class Scheduler {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::deque<Entry> waiting_;
-  std::vector<Entry> starting_;  // admitted, not yet added to the Generator
-  size_t running_ = 0;           // starting_ plus those in the Generator
-  int64_t reserved_blocks_ = 0;
-  SchedulerStats counters_;      // the cumulative fields
-  int64_t free_blocks_ = 0;      // cache_.free_blocks() after the last pass
+  size_t running_ = 0;        // in the Generator
+  SchedulerStats counters_;   // the cumulative fields, and the cache's after the last pass
 
   std::once_flag stop_once_;
   std::thread thread_;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "kernels/backend.h"
 #include "support/test_support.h"
@@ -222,6 +224,119 @@ TEST(Generator, RejectsBadRequests) {
   g.validate({{1, 2}, greedy(1)});
   EXPECT_TRUE(g.idle());
   EXPECT_EQ(g.context_length(), 16);
+}
+
+
+// --- prefix caching ---------------------------------------------------------------------
+
+// Every step's chosen token and the logits of its top candidates.
+struct Steps {
+  std::vector<int32_t> tokens;
+  std::vector<float> logits;
+  int64_t cached = 0;
+};
+
+Steps run_one(const Fixture& f, Kernels& k, KVCache& cache, GenerationRequest r, int64_t context = 256) {
+  r.show_top = 8;
+  Generator g(*f.model, k, cache, *f.tokenizer, context, 7);
+  const int h = g.add(std::move(r));
+  Steps out;
+  out.cached = g.cached_tokens(h);
+  while (!g.idle())
+    g.step([&](const GenerationEvent& e) {
+      for (const Candidate& c : e.candidates) out.logits.push_back(c.logit);
+    });
+  out.tokens = g.take_result(h)->tokens;
+  return out;
+}
+
+TEST(Generator, ACachedPrefixGivesTheTokensAndLogitsOfAColdRun) {
+  Fixture f;
+  for (const char* backend_name : {"cpu", "reference"}) {
+    Backend backend(backend_name, 2);
+    KVCache cache(f.model->config(), KVType::F16, 1024);
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 40; ++i) prompt.push_back(2000 + 113 * i);
+    const Steps first = run_one(f, backend.kernels(), cache, {prompt, greedy(12)});
+    EXPECT_EQ(first.cached, 0);
+    // The next turn: the prompt, the reply (its KV came from decode passes), more.
+    std::vector<int32_t> next = prompt;
+    next.insert(next.end(), first.tokens.begin(), first.tokens.end());
+    for (int i = 0; i < 9; ++i) next.push_back(500 + i);
+    for (bool seeded : {false, true}) {
+      SamplingParams p = greedy(10);
+      if (seeded) {
+        p.do_sample = true;
+        p.temperature = 0.8f;
+        p.seed = 17;
+      }
+      const Steps warm = run_one(f, backend.kernels(), cache, {next, p});
+      EXPECT_EQ(warm.cached, 48) << "40 prompt + 11 decoded positions: three full blocks";
+      KVCache cold_cache(f.model->config(), KVType::F16, 1024, KVCacheOptions{.prefix_cache = false});
+      const Steps cold = run_one(f, backend.kernels(), cold_cache, {next, p});
+      EXPECT_EQ(cold.cached, 0);
+      EXPECT_EQ(warm.tokens, cold.tokens) << backend_name;
+      ASSERT_EQ(warm.logits.size(), cold.logits.size());
+      EXPECT_EQ(std::memcmp(warm.logits.data(), cold.logits.data(), warm.logits.size() * sizeof(float)), 0) << backend_name;
+    }
+  }
+}
+
+TEST(Generator, InterleavedRequestsUnderEvictionGetTheTokensOfColdRuns) {
+  // A cache of 14 blocks for requests of up to 7: prefixes are shared, evicted and
+  // recomputed as requests come and go; every result must equal its request run alone.
+  Fixture f;
+  Backend backend("cpu", 2);
+  KVCache cache(f.model->config(), KVType::F32, 14 * 16);
+  Generator g(*f.model, backend.kernels(), cache, *f.tokenizer, 112, 24);
+  std::mt19937 rng(1234);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<std::vector<int32_t>> systems;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<int32_t> s;
+    for (int j = 0, n = uniform(10, 60); j < n; ++j) s.push_back(uniform(0, 150000));
+    systems.push_back(s);
+  }
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 48; ++i) {
+    GenerationRequest r{systems[static_cast<size_t>(uniform(0, 3))], greedy(uniform(1, 12))};
+    for (int j = 0, n = uniform(1, 20); j < n; ++j) r.prompt.push_back(uniform(0, 150000));
+    if (uniform(0, 1) == 1) {
+      r.params.do_sample = true;
+      r.params.temperature = 0.9f;
+      r.params.seed = static_cast<uint64_t>(i);
+    }
+    requests.push_back(std::move(r));
+  }
+  std::vector<std::pair<size_t, int>> running;  // request index, handle
+  std::vector<GenerationResult> results(requests.size());
+  size_t next = 0;
+  int64_t cached = 0;
+  while (next < requests.size() || !running.empty()) {
+    // Admit as the scheduler does: in order, while the worst case fits.
+    while (next < requests.size() && running.size() < 5 && uniform(0, 2) > 0 &&
+           g.blocks_needed(requests[next]) <= cache.available_blocks()) {
+      running.emplace_back(next, g.add(requests[next]));
+      cached += g.cached_tokens(running.back().second);
+      ++next;
+    }
+    if (running.empty()) continue;
+    g.step({});
+    ASSERT_GE(cache.available_blocks(), 0);
+    std::erase_if(running, [&](const std::pair<size_t, int>& r) {
+      auto done = g.take_result(r.second);
+      if (done) results[r.first] = std::move(*done);
+      return done.has_value();
+    });
+  }
+  EXPECT_GT(cached, 0) << "some prefixes were reused";
+  EXPECT_EQ(cache.free_blocks(), cache.total_blocks());
+  EXPECT_EQ(cache.promised_blocks(), 0);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    KVCache cold_cache(f.model->config(), KVType::F32, 256, KVCacheOptions{.prefix_cache = false});
+    const auto alone = Generator::run_all(*f.model, backend.kernels(), cold_cache, *f.tokenizer, 112, {requests[i]});
+    EXPECT_EQ(results[i].tokens, alone[0].tokens) << "request " << i;
+  }
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   // Two threads where the machine has them (Backend refuses more than its CPUs).
   backend_ = std::make_unique<Backend>("cpu", std::min(2, ThreadPool::hardware_threads()));
   const int64_t kv_tokens = options.kv_tokens > 0 ? options.kv_tokens : static_cast<int64_t>(options.parallel) * options.context;
-  cache_ = std::make_unique<KVCache>(model_->config(), KVType::F32, kv_tokens);
+  cache_ = std::make_unique<KVCache>(model_->config(), KVType::F32, kv_tokens,
+                                     KVCacheOptions{.prefix_cache = options.prefix_cache});
   server::SchedulerOptions sched;
   sched.max_running = options.parallel;
   sched.max_waiting = options.queue;

@@ -42,6 +42,7 @@ struct TestServerOptions {
   int keep_alive_timeout_ms = 0;
   size_t max_connections = 0;
   std::vector<std::string> allowed_hosts = {};
+  bool prefix_cache = true;
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json

@@ -1,0 +1,112 @@
+// The server's prefix cache: a request that shares a long prefix with an earlier one
+// computes only what is new and returns exactly the tokens of a cold run; a client that
+// leaves while its blocks are shared takes only its own references with it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+#include "base/error.h"
+#include "server_harness.h"
+#include "support/test_support.h"
+
+namespace glass::test {
+namespace {
+
+// About 1,100 tokens of system prompt: the same for every request below.
+std::string long_system_prompt() {
+  std::string s = "You are the assistant of a library. Rules follow.";
+  for (int i = 0; i < 110; ++i) s += str_cat(" Rule ", i, ": answer in at most ", i + 3, " words.");
+  return s;
+}
+
+std::string chat_with_system(const std::string& user, const std::string& fields) {
+  const OJson body = {{"messages", {{{"role", "system"}, {"content", long_system_prompt()}}, {{"role", "user"}, {"content", user}}}}};
+  std::string text = body.dump();
+  text.pop_back();  // the closing brace: the fields go in before it
+  return text + ", " + fields + "}";
+}
+
+// The first chunk with a generated token (the role chunk comes before admission).
+const char* kTokenChunk = "\"delta\":{\"content\":";
+
+const std::string kFields = R"("max_tokens": 12, "ignore_eos": true, "temperature": 0.9, "seed": 5, "return_token_ids": true)";
+
+TEST(PrefixCacheServer, ASharedPrefixIsNotComputedAgainAndGivesTheColdTokens) {
+  TestServer warm(demo_model_dir(), {.parallel = 2, .context = 2048});
+  TestServer cold(demo_model_dir(), {.parallel = 2, .context = 2048, .prefix_cache = false});
+
+  const OJson first = post_json(warm, "/v1/chat/completions", chat_with_system("Who are you?", kFields)).json();
+  ASSERT_TRUE(first.contains("usage")) << first.dump();
+  EXPECT_EQ(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  const int64_t prompt_tokens = first["usage"]["prompt_tokens"];
+  ASSERT_GT(prompt_tokens, 1000);
+
+  for (const char* question : {"What time is it?", "Name three rivers."}) {
+    const HttpReply r = post_json(warm, "/v1/chat/completions", chat_with_system(question, kFields));
+    ASSERT_EQ(r.status, 200) << r.body;
+    const OJson j = r.json();
+    const int64_t prompt = j["usage"]["prompt_tokens"];
+    const int64_t cached = j["usage"]["prompt_tokens_details"]["cached_tokens"];
+    // Everything up to the last full block before the question is reused.
+    EXPECT_GE(cached, 1000);
+    EXPECT_EQ(cached % 16, 0);
+    EXPECT_LT(prompt - cached, 40) << "only the question and the block it starts in are computed";
+
+    const OJson c = post_json(cold, "/v1/chat/completions", chat_with_system(question, kFields)).json();
+    EXPECT_EQ(c["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+    EXPECT_EQ(j["choices"][0]["token_ids"], c["choices"][0]["token_ids"]) << question;
+    EXPECT_EQ(j["choices"][0]["message"]["content"], c["choices"][0]["message"]["content"]);
+  }
+  const HttpReply h = get(warm, "/health");
+  const OJson health = h.json();
+  EXPECT_GT(health["prefix_cache_hits"].get<int64_t>(), 2000);
+  EXPECT_GT(health["prefix_cache_queries"].get<int64_t>(), 3 * 1000);
+  EXPECT_GT(health["kv_blocks_cached"].get<int64_t>(), 60) << "the blocks stay cached after the requests end";
+  EXPECT_EQ(health["kv_blocks_free"], health["kv_blocks_total"]) << "and are free to be evicted";
+  EXPECT_EQ(get(cold, "/health").json()["kv_blocks_cached"], 0);
+}
+
+TEST(PrefixCacheServer, AClientThatLeavesFreesOnlyItsOwnReferences) {
+  TestServer s(demo_model_dir(), {.parallel = 4, .context = 2048});
+  TestServer cold(demo_model_dir(), {.parallel = 4, .context = 2048, .prefix_cache = false});
+  const std::string long_fields = R"("max_tokens": 900, "ignore_eos": true, "seed": 3, "temperature": 0.7, "stream": true)";
+  // A publishes the system prompt's blocks and keeps generating; B attaches them, then leaves.
+  RawConnection a(s.port());
+  a.post("/v1/chat/completions", chat_with_system("Tell a long story.", long_fields));
+  a.read_until(kTokenChunk, 20000);
+  {
+    RawConnection b(s.port());
+    b.post("/v1/chat/completions", chat_with_system("Another long story.", long_fields));
+    b.read_until(kTokenChunk, 20000);
+    EXPECT_EQ(s.stats().running, 2u);
+  }
+  wait_for([&] { return s.stats().running == 1; });
+  EXPECT_EQ(s.stats().cancelled, 1);
+  const std::string rest = a.read_until("[DONE]", 60000);
+  ASSERT_NE(rest.find("[DONE]"), std::string::npos) << rest;
+
+  // A's reply is the cold run's.
+  std::string text;
+  for (const std::string& d : sse_data(rest.substr(rest.find("\r\n\r\n") + 4)))
+    if (d != "[DONE]") {
+      const OJson c = OJson::parse(d, nullptr, false);
+      if (c.is_object() && !c["choices"].empty() && c["choices"][0]["delta"].contains("content"))
+        text += c["choices"][0]["delta"]["content"].get<std::string>();
+    }
+  const std::string whole_fields = R"("max_tokens": 900, "ignore_eos": true, "seed": 3, "temperature": 0.7)";
+  const OJson reference = post_json(cold, "/v1/chat/completions", chat_with_system("Tell a long story.", whole_fields)).json();
+  EXPECT_EQ(text, reference["choices"][0]["message"]["content"]);
+
+  wait_for([&] { return s.stats().running == 0; });
+  const server::SchedulerStats st = s.stats();
+  EXPECT_EQ(st.kv_blocks_free, st.kv_blocks_total);
+  EXPECT_EQ(st.kv_blocks_reserved, 0);
+  EXPECT_GT(st.kv_blocks_cached, 60);
+  // And the cached prefix still serves.
+  const OJson again = post_json(s, "/v1/chat/completions", chat_with_system("Short one.", kFields)).json();
+  EXPECT_GE(again["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), 1000);
+}
+
+}  // namespace
+}  // namespace glass::test
