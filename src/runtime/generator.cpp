@@ -26,6 +26,7 @@ struct Generator::Sequence {
   StreamingDecoder decoder;
   ChainTrace trace;
   int32_t kv_sequence = -1;
+  int leader = -1;            // a choice after the first: the handle it forks from, until it has
   int64_t cached = 0;         // prompt positions attached from the prefix cache
   int64_t prefilled = 0;      // prompt positions already in the KV cache
   std::vector<int32_t> ids;   // the ids at the sequence's positions: prompt, then output
@@ -76,26 +77,44 @@ int64_t worst_positions(const GenerationRequest& r, int64_t context, const KVCac
 
 }  // namespace
 
-int64_t Generator::blocks_needed(const GenerationRequest& request) const {
+int64_t Generator::blocks_needed(const GenerationRequest& request, size_t choices) const {
   const KVCache::PrefixMatch m = cache_.match_prefix(request.prompt);
-  return cache_.blocks_for(worst_positions(request, context_length_, cache_)) - m.blocks + m.unheld;
+  const int64_t worst = cache_.blocks_for(worst_positions(request, context_length_, cache_));
+  // Each further choice shares the prompt's full blocks and copies the partial one.
+  const int64_t shared = static_cast<int64_t>(request.prompt.size()) / cache_.block_size();
+  return worst - m.blocks + m.unheld + static_cast<int64_t>(choices - 1) * (worst - shared);
 }
 
-int Generator::add(GenerationRequest request) {
+int Generator::add(GenerationRequest request) { return add_choices(std::move(request), 1).front(); }
+
+std::vector<int> Generator::add_choices(GenerationRequest request, size_t choices) {
   validate(request);
+  if (choices == 0) fail("n (the number of choices) must be at least 1");
   const int64_t worst = cache_.blocks_for(worst_positions(request, context_length_, cache_));
-  auto s = std::make_unique<Sequence>(next_handle_++, std::move(request), tokenizer_, context_length_);
-  s->kv_sequence = cache_.add_sequence();
-  s->ids = s->request.prompt;
-  s->cached = cache_.attach_prefix(s->kv_sequence, s->ids);
-  s->prefilled = s->cached;
-  // What admission counted (the scheduler checked that it fits); without a scheduler,
-  // as much of it as is left.
-  const int64_t fresh = worst - s->cached / cache_.block_size();
-  cache_.promise(s->kv_sequence, std::clamp<int64_t>(cache_.available_blocks(), 0, fresh));
-  if (auto reason = s->checker.before_first_token()) finish(*s, *reason);
-  sequences_.push_back(std::move(s));
-  return sequences_.back()->handle;
+  const int64_t shared = static_cast<int64_t>(request.prompt.size()) / cache_.block_size();
+  std::vector<int> handles;
+  for (size_t i = 0; i < choices; ++i) {
+    GenerationRequest r = request;
+    if (r.params.seed) r.params.seed = *r.params.seed + i;
+    auto s = std::make_unique<Sequence>(next_handle_++, std::move(r), tokenizer_, context_length_);
+    s->kv_sequence = cache_.add_sequence();
+    s->ids = s->request.prompt;
+    int64_t fresh = worst - shared;
+    if (i == 0) {
+      s->cached = cache_.attach_prefix(s->kv_sequence, s->ids);
+      s->prefilled = s->cached;
+      fresh = worst - s->cached / cache_.block_size();
+    } else {
+      s->leader = handles.front();
+    }
+    // What admission counted (the scheduler checked that it fits); without a scheduler,
+    // as much of it as is left.
+    cache_.promise(s->kv_sequence, std::clamp<int64_t>(cache_.available_blocks(), 0, fresh));
+    if (auto reason = s->checker.before_first_token()) finish(*s, *reason);
+    handles.push_back(s->handle);
+    sequences_.push_back(std::move(s));
+  }
+  return handles;
 }
 
 void Generator::finish(Sequence& s, FinishReason reason) {
@@ -111,7 +130,25 @@ void Generator::cancel(int handle) {
     if ((*it)->handle == handle) {
       if ((*it)->kv_sequence >= 0) cache_.remove_sequence((*it)->kv_sequence);
       sequences_.erase(it);
-      return;
+      break;
+    }
+  }
+  // Choices still waiting for the cancelled one: the first computes the prompt itself.
+  Sequence* heir = nullptr;
+  for (auto& s : sequences_) {
+    if (s->leader != handle) continue;
+    if (heir == nullptr) {
+      heir = s.get();
+      heir->leader = -1;
+      if (heir->kv_sequence >= 0) {
+        heir->cached = cache_.attach_prefix(heir->kv_sequence, heir->ids);
+        heir->prefilled = heir->cached;
+        const int64_t fresh = cache_.blocks_for(worst_positions(heir->request, context_length_, cache_)) -
+                              heir->cached / cache_.block_size();
+        cache_.promise(heir->kv_sequence, std::clamp<int64_t>(cache_.available_blocks(), 0, fresh));
+      }
+    } else {
+      s->leader = heir->handle;
     }
   }
 }
@@ -151,12 +188,19 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   // Build the pass: a prompt chunk for each prefilling sequence (within the budget),
   // one row for each decoding sequence.
   batch_.clear();
-  std::vector<Sequence*> sampled;  // sequences whose logits this pass returns, in row order
+  // Sequences whose logits this pass returns, with their logit row (choices forked in
+  // this pass share their leader's).
+  struct Sampled {
+    Sequence* s;
+    size_t row;
+    bool forked = false;
+  };
+  std::vector<Sampled> sampled;
   std::vector<Sequence*> in_pass;  // sequences with rows in this pass
   int64_t prompt_rows = 0;
   for (auto& ptr : sequences_) {
     Sequence& s = *ptr;
-    if (s.finished) continue;
+    if (s.finished || s.leader >= 0) continue;  // a choice waiting for its leader's prompt
     const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
     if (s.prefilled < prompt_len) {
       const int64_t budget = prefill_chunk_ - prompt_rows;
@@ -169,11 +213,11 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
       s.prefilled += take;
       prompt_rows += take;
       in_pass.push_back(&s);
-      if (s.prefilled == prompt_len) sampled.push_back(&s);
+      if (s.prefilled == prompt_len) sampled.push_back({&s, sampled.size()});
     } else {
       const int64_t pos = prompt_len + static_cast<int64_t>(s.tokens.size()) - 1;
       batch_.add(s.last_token, static_cast<int32_t>(pos), s.kv_sequence, true);
-      sampled.push_back(&s);
+      sampled.push_back({&s, sampled.size()});
       in_pass.push_back(&s);
     }
   }
@@ -191,12 +235,41 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   }
   // Blocks filled by this pass become prefixes later prompts can start with.
   for (Sequence* s : in_pass) cache_.publish(s->kv_sequence, s->ids);
-
+  // Choices whose leader finished its prompt in this pass start from its blocks and
+  // its logits; the rows they share are kept as the model gave them.
   const int64_t vocab = model_.config().vocab_size;
+  std::vector<std::pair<size_t, std::vector<float>>> shared_rows;
+  const size_t leaders = sampled.size();
+  for (size_t i = 0; i < leaders; ++i) {
+    Sequence& l = *sampled[i].s;
+    if (!l.tokens.empty()) continue;  // decoding, not at the end of its prompt
+    for (auto& ptr : sequences_) {
+      Sequence& f = *ptr;
+      if (f.leader != l.handle || f.finished) continue;
+      if (!cache_.fork(l.kv_sequence, f.kv_sequence)) fail("KV cache is full: no block for choice ", f.handle);
+      f.leader = -1;
+      f.cached = l.cached;
+      f.prefilled = l.prefilled;
+      sampled.push_back({&f, i, true});
+      if (shared_rows.empty() || shared_rows.back().first != i)
+        shared_rows.emplace_back(i, std::vector<float>(logits_.begin() + static_cast<int64_t>(i) * vocab,
+                                                       logits_.begin() + static_cast<int64_t>(i + 1) * vocab));
+    }
+  }
+
+  std::stable_sort(sampled.begin(), sampled.end(), [](const Sampled& a, const Sampled& b) { return a.s->handle < b.s->handle; });
   const int64_t width = sample_width();
-  for (size_t i = 0; i < sampled.size(); ++i) {
-    Sequence& s = *sampled[i];
+  std::vector<float> fork_row;
+  for (const Sampled& entry : sampled) {
+    Sequence& s = *entry.s;
+    const size_t i = entry.row;
     std::span<float> row(logits_.data() + static_cast<int64_t>(i) * vocab, static_cast<size_t>(vocab));
+    if (entry.forked) {
+      // The sampler rewrites its row: each choice gets the model's.
+      for (const auto& [r, values] : shared_rows)
+        if (r == i) fork_row = values;
+      row = std::span<float>(fork_row);
+    }
     const bool show = s.request.show_top > 0;
     float chosen_before_logit = 0, chosen_before_prob = 0;
     RowSoftmax raw;

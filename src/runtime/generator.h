@@ -99,7 +99,14 @@ class Generator {
   // min(context, prompt + max_new_tokens) positions less the cached prefix, plus the
   // cached prefix blocks no sequence holds now. The scheduler admits a request when this
   // fits; add() promises it, so the request never finds the cache full.
-  int64_t blocks_needed(const GenerationRequest& request) const;
+  int64_t blocks_needed(const GenerationRequest& request, size_t choices = 1) const;
+  // Adds `choices` sequences for one prompt (OpenAI's `n`): the first computes the
+  // prompt; the others wait for it, then start from its KV blocks (full blocks shared,
+  // the partial last one copied) and its last-position logits, each sampling with its
+  // own sampler. With a seed, choice i samples with seed + i (vLLM's rule); without one,
+  // each draws its own. Choice i's tokens are those of a single request with that seed.
+  // Returns the handles, choice by choice.
+  std::vector<int> add_choices(GenerationRequest request, size_t choices);
   // The most positions one sequence may hold (the constructor's, capped by the model).
   int64_t context_length() const { return context_length_; }
   // The ids tokens are drawn from: the model's vocabulary rows up to the tokenizer's

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "kernels/backend.h"
 #include "support/test_support.h"
@@ -337,6 +338,72 @@ TEST(Generator, InterleavedRequestsUnderEvictionGetTheTokensOfColdRuns) {
     const auto alone = Generator::run_all(*f.model, backend.kernels(), cold_cache, *f.tokenizer, 112, {requests[i]});
     EXPECT_EQ(results[i].tokens, alone[0].tokens) << "request " << i;
   }
+}
+
+TEST(Generator, ChoicesEqualSingleRunsWithTheirSeedsAndShareThePrompt) {
+  Fixture f;
+  Backend backend("cpu", 2);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 37; ++i) prompt.push_back(3000 + 71 * i);
+  SamplingParams p = greedy(9);
+  p.do_sample = true;
+  p.temperature = 1.0;
+  p.seed = 100;
+  for (bool cached_prefix : {false, true}) {
+    KVCache cache(f.model->config(), KVType::F32, 1024, KVCacheOptions{.prefix_cache = cached_prefix});
+    if (cached_prefix) run_one(f, backend.kernels(), cache, {prompt, greedy(1)});  // publishes two blocks
+    Generator g(*f.model, backend.kernels(), cache, *f.tokenizer, 256, 16);
+    const int64_t needed = g.blocks_needed({prompt, p}, 4);
+    const int64_t free_before = cache.free_blocks();
+    const std::vector<int> handles = g.add_choices({prompt, p}, 4);
+    ASSERT_EQ(handles.size(), 4u);
+    std::vector<std::vector<float>> first_logits(4);
+    int64_t most_held = 0;
+    while (!g.idle()) {
+      g.step([&](const GenerationEvent& e) {
+        const auto at = static_cast<size_t>(std::find(handles.begin(), handles.end(), e.handle) - handles.begin());
+        if (first_logits[at].empty())
+          for (const Candidate& c : e.candidates) first_logits[at].push_back(c.logit);
+      });
+      most_held = std::max(most_held, free_before - cache.free_blocks());
+    }
+    // 46 positions at worst: three blocks each, the first two shared.
+    EXPECT_EQ(needed, cached_prefix ? 1 + 2 + 3 * 1 : 3 + 3 * 1);
+    EXPECT_LE(most_held, 3 + 3) << "the prompt's full blocks are held once";
+    std::set<std::vector<int32_t>> distinct;
+    for (size_t i = 0; i < 4; ++i) {
+      const auto r = g.take_result(handles[i]);
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->seed, 100 + i);
+      SamplingParams single = p;
+      single.seed = 100 + i;
+      KVCache alone_cache(f.model->config(), KVType::F32, 256, KVCacheOptions{.prefix_cache = false});
+      const auto alone = Generator::run_all(*f.model, backend.kernels(), alone_cache, *f.tokenizer, 256, {{prompt, single}});
+      EXPECT_EQ(r->tokens, alone[0].tokens) << "choice " << i;
+      EXPECT_EQ(r->tokens.size(), 9u);
+      distinct.insert(r->tokens);
+    }
+    EXPECT_GT(distinct.size(), 1u) << "different seeds, different samples";
+    EXPECT_EQ(cache.free_blocks(), cache.total_blocks());
+    EXPECT_EQ(cache.promised_blocks(), 0);
+  }
+}
+
+TEST(Generator, CancellingTheFirstChoiceLetsTheOthersRun) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 1024);
+  Generator g(*f.model, backend.kernels(), cache, *f.tokenizer, 256, 8);
+  SamplingParams p = greedy(3);
+  const std::vector<int> handles = g.add_choices({std::vector<int32_t>(30, 7), p}, 3);
+  g.step({});  // the first choice's first chunk
+  g.cancel(handles[0]);
+  while (!g.idle()) g.step({});
+  KVCache alone_cache(f.model->config(), KVType::F32, 256);
+  const auto alone = Generator::run_all(*f.model, backend.kernels(), alone_cache, *f.tokenizer, 256,
+                                        {{std::vector<int32_t>(30, 7), p}});
+  for (int h : {handles[1], handles[2]}) EXPECT_EQ(g.take_result(h)->tokens, alone[0].tokens);
+  EXPECT_EQ(cache.free_blocks(), cache.total_blocks());
 }
 
 }  // namespace
