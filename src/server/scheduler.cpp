@@ -96,21 +96,30 @@ void Scheduler::stop() {
     wake_.notify_all();
     thread_.join();
     std::lock_guard lock(mutex_);
-    for (Entry& e : waiting_) e.stream->end_with_error("the server is shutting down");
+    for (Entry& e : waiting_)
+      for (const auto& stream : e.streams) stream->end_with_error("the server is shutting down");
     waiting_.clear();
     running_ = 0;
   });
 }
 
 std::shared_ptr<GenerationStream> Scheduler::submit(SchedulerRequest request) {
+  if (request.n != 1) fail("submit() takes one choice; n = ", request.n, " goes through submit_choices()");
+  return submit_choices(std::move(request)).front();
+}
+
+std::vector<std::shared_ptr<GenerationStream>> Scheduler::submit_choices(SchedulerRequest request) {
   generator_.validate(request.generation);
+  if (request.n == 0) fail("n must be at least 1");
+  if (request.n > options_.max_running)
+    fail("n is ", request.n, ", more choices than this server runs at once (", options_.max_running, ", --parallel)");
   GenerationRequest& g = request.generation;
   g.show_top = request.logprobs ? std::max<size_t>(1, request.top_logprobs) : 0;
 
   Entry e;
   e.request = std::move(request);
-  e.stream = std::make_shared<GenerationStream>();
-  auto stream = e.stream;
+  for (size_t i = 0; i < e.request.n; ++i) e.streams.push_back(std::make_shared<GenerationStream>());
+  std::vector<std::shared_ptr<GenerationStream>> streams = e.streams;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Unavailable("the server is shutting down");
@@ -124,7 +133,11 @@ std::shared_ptr<GenerationStream> Scheduler::submit(SchedulerRequest request) {
     waiting_.push_back(std::move(e));
   }
   wake_.notify_all();
-  return stream;
+  return streams;
+}
+
+bool Scheduler::Entry::cancelled() const {
+  return std::any_of(streams.begin(), streams.end(), [](const auto& s) { return s->cancelled(); });
 }
 
 void Scheduler::cancel(GenerationStream& stream) {
@@ -135,7 +148,9 @@ void Scheduler::cancel(GenerationStream& stream) {
       if (stream.cancelled_) return;
       stream.cancelled_ = true;
     }
-    auto is_it = [&](const Entry& e) { return e.stream.get() == &stream; };
+    auto is_it = [&](const Entry& e) {
+      return std::any_of(e.streams.begin(), e.streams.end(), [&](const auto& s) { return s.get() == &stream; });
+    };
     if (auto it = std::find_if(waiting_.begin(), waiting_.end(), is_it); it != waiting_.end()) {
       waiting_.erase(it);
       ++counters_.cancelled;
@@ -153,21 +168,25 @@ SchedulerStats Scheduler::stats() const {
   return s;
 }
 
-void Scheduler::admit_locked(std::vector<Entry>& active,
-                             std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>>& failed) {
-  while (!waiting_.empty() && running_ < options_.max_running &&
-         generator_.blocks_needed(waiting_.front().request.generation) <= cache_.available_blocks()) {
-    Entry e = std::move(waiting_.front());
+void Scheduler::admit_locked(std::vector<Entry>& active, Failures& failed) {
+  while (!waiting_.empty()) {
+    Entry& head = waiting_.front();
+    const GenerationRequest& g = head.request.generation;
+    if (running_ + head.request.n > options_.max_running ||
+        generator_.blocks_needed(g, head.request.n) > cache_.available_blocks())
+      break;
+    Entry e = std::move(head);
     waiting_.pop_front();
     try {
-      e.handle = generator_.add(e.request.generation);
+      e.handles = generator_.add_choices(e.request.generation, e.request.n);
     } catch (const Error& err) {
-      failed.emplace_back(e.stream, err.what());
+      for (const auto& stream : e.streams) failed.emplace_back(stream, err.what());
       continue;
     }
     counters_.prefix_cache_queries += static_cast<int64_t>(e.request.generation.prompt.size());
-    counters_.prefix_cache_hits += generator_.cached_tokens(e.handle);
-    ++running_;
+    counters_.prefix_cache_hits += generator_.cached_tokens(e.handles.front());
+    e.running = e.handles.size();
+    running_ += e.running;
     active.push_back(std::move(e));
   }
 }
@@ -185,23 +204,24 @@ StreamedToken Scheduler::to_streamed(const Entry& e, const GenerationEvent& even
 }
 
 void Scheduler::run() {
-  std::vector<Entry> active;  // in the Generator, in handle order
+  std::vector<Entry> active;  // in the Generator, in admission order
   for (;;) {
-    size_t released = 0;
+    size_t released = 0;  // sequences
     int64_t completed = 0;
     // Streams end after the counters are updated, so that a client that has its
     // response also sees its blocks free in stats().
     std::vector<std::pair<std::shared_ptr<GenerationStream>, FinishedGeneration>> finished;
-    std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>> failed;
+    Failures failed;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !active.empty(); });
       if (stopping_) break;
       // Clients that went away: their blocks are free before admission and this pass.
       std::erase_if(active, [&](const Entry& e) {
-        if (!e.stream->cancelled()) return false;
-        generator_.cancel(e.handle);
-        --running_;
+        if (!e.cancelled()) return false;
+        for (int h : e.handles)
+          if (h >= 0) generator_.cancel(h);
+        running_ -= e.running;
         ++counters_.cancelled;
         return true;
       });
@@ -215,10 +235,11 @@ void Scheduler::run() {
       try {
         generator_.step([&](const GenerationEvent& event) {
           for (const Entry& e : active)
-            if (e.handle == event.handle) {
-              e.stream->push(to_streamed(e, event));
-              break;
-            }
+            for (size_t i = 0; i < e.handles.size(); ++i)
+              if (e.handles[i] == event.handle) {
+                e.streams[i]->push(to_streamed(e, event));
+                return;
+              }
         });
         stepped = true;
       } catch (const std::exception& err) {
@@ -226,20 +247,29 @@ void Scheduler::run() {
         // end them all rather than run on in an unknown state.
         std::fprintf(stderr, "glass serve: a forward pass failed: %s\n", err.what());
         for (Entry& e : active) {
-          failed.emplace_back(e.stream, str_cat("generation failed: ", err.what()));
-          generator_.cancel(e.handle);
-          ++released;
+          for (size_t i = 0; i < e.handles.size(); ++i) {
+            if (e.handles[i] < 0) continue;
+            failed.emplace_back(e.streams[i], str_cat("generation failed: ", err.what()));
+            generator_.cancel(e.handles[i]);
+          }
+          released += e.running;
         }
         active.clear();
       }
     }
-    std::erase_if(active, [&](const Entry& e) {
-      std::optional<GenerationResult> r = generator_.take_result(e.handle);
-      if (!r) return false;
-      finished.emplace_back(e.stream, FinishedGeneration{r->finish, static_cast<int64_t>(r->prompt.size()),
-                                                          r->cached_tokens, static_cast<int64_t>(r->tokens.size()),
-                                                          r->seed});
-      ++released;
+    std::erase_if(active, [&](Entry& e) {
+      for (size_t i = 0; i < e.handles.size(); ++i) {
+        if (e.handles[i] < 0) continue;
+        std::optional<GenerationResult> r = generator_.take_result(e.handles[i]);
+        if (!r) continue;
+        finished.emplace_back(e.streams[i], FinishedGeneration{r->finish, static_cast<int64_t>(r->prompt.size()),
+                                                               r->cached_tokens, static_cast<int64_t>(r->tokens.size()),
+                                                               r->seed});
+        e.handles[i] = -1;
+        --e.running;
+        ++released;
+      }
+      if (e.running > 0) return false;
       ++completed;
       return true;
     });
@@ -257,10 +287,11 @@ void Scheduler::run() {
     for (auto& [stream, f] : finished) stream->end(std::move(f));
     for (auto& [stream, message] : failed) stream->end_with_error(std::move(message));
   }
-  for (Entry& e : active) {
-    generator_.cancel(e.handle);
-    e.stream->end_with_error("the server is shutting down");
-  }
+  for (Entry& e : active)
+    for (size_t i = 0; i < e.handles.size(); ++i) {
+      if (e.handles[i] >= 0) generator_.cancel(e.handles[i]);
+      e.streams[i]->end_with_error("the server is shutting down");
+    }
 }
 
 }  // namespace glass::server

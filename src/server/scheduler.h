@@ -97,6 +97,7 @@ struct SchedulerOptions {
 
 struct SchedulerRequest {
   GenerationRequest generation;  // show_top is set from top_logprobs
+  size_t n = 1;                  // choices of the one prompt (Generator::add_choices)
   bool logprobs = false;
   size_t top_logprobs = 0;
 };
@@ -140,11 +141,15 @@ class Scheduler {
   int64_t context_length() const { return context_length_; }
 
   // Checks the request (glass::Error: invalid parameters, a prompt that does not fit
-  // the context), then starts it or queues it. Throws Unavailable when it would have
-  // to wait and max_waiting requests already do, or after stop().
+  // the context, more choices than run at once), then queues it for admission. Throws
+  // Unavailable when max_waiting requests already wait, or after stop(). One stream per
+  // choice, in choice order; each counts as a running sequence.
+  std::vector<std::shared_ptr<GenerationStream>> submit_choices(SchedulerRequest request);
+  // submit_choices() of a request with one choice.
   std::shared_ptr<GenerationStream> submit(SchedulerRequest request);
-  // Stops a request (its client went away): it leaves the queue or the batch before
-  // the next pass and its KV blocks are freed. Idempotent; a finished one is left alone.
+  // Stops a request (its client went away), all its choices: it leaves the queue or the
+  // batch before the next pass and its KV blocks are freed. Idempotent; a finished one
+  // is left alone.
   void cancel(GenerationStream& stream);
 
   SchedulerStats stats() const;
@@ -156,14 +161,16 @@ class Scheduler {
  private:
   struct Entry {
     SchedulerRequest request;
-    std::shared_ptr<GenerationStream> stream;
-    int handle = -1;  // in the Generator, once admitted
+    std::vector<std::shared_ptr<GenerationStream>> streams;  // one per choice
+    std::vector<int> handles;  // in the Generator, once admitted; -1 once finished
+    size_t running = 0;        // choices not finished
+    bool cancelled() const;
   };
 
   // Moves waiting requests that fit into the Generator (scheduler thread only); those
   // the Generator refuses go to `failed`.
-  void admit_locked(std::vector<Entry>& active,
-                    std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>>& failed);
+  using Failures = std::vector<std::pair<std::shared_ptr<GenerationStream>, std::string>>;
+  void admit_locked(std::vector<Entry>& active, Failures& failed);
   void run();
   StreamedToken to_streamed(const Entry& e, const GenerationEvent& event) const;
 

@@ -110,3 +110,49 @@ TEST(PrefixCacheServer, AClientThatLeavesFreesOnlyItsOwnReferences) {
 
 }  // namespace
 }  // namespace glass::test
+
+namespace glass::test {
+namespace {
+
+TEST(SchedulerChoices, EachChoiceIsTheSingleRunWithItsSeed) {
+  const Tokenizer tokenizer = Tokenizer::load(demo_model_dir());
+  const DecoderModel model = DecoderModel::load(demo_model_dir());
+  Backend backend("cpu", std::min(2, ThreadPool::hardware_threads()));
+  KVCache cache(model.config(), KVType::F32, 4096);
+  server::Scheduler scheduler(model, backend.kernels(), cache, tokenizer, 1024, {.max_running = 4});
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 50; ++i) prompt.push_back(1000 + 17 * i);
+  SamplingParams p = default_sampling();
+  p.do_sample = true;
+  p.temperature = 1.0;
+  p.seed = 42;
+  p.max_new_tokens = 16;
+  p.eos_token_ids.clear();
+  const auto streams = scheduler.submit_choices({.generation = {prompt, p}, .n = 4});
+  ASSERT_EQ(streams.size(), 4u);
+  std::vector<std::vector<int32_t>> got;
+  for (const auto& stream : streams) {
+    const server::GenerationStream::Update u = stream->wait_all();
+    ASSERT_TRUE(u.finished) << u.error.value_or("");
+    EXPECT_EQ(u.finished->seed, 42 + got.size());
+    std::vector<int32_t> ids;
+    for (const auto& t : u.tokens) ids.push_back(t.token);
+    got.push_back(ids);
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    SamplingParams single = p;
+    single.seed = 42 + i;
+    KVCache alone(model.config(), KVType::F32, 1024, KVCacheOptions{.prefix_cache = false});
+    EXPECT_EQ(got[i], Generator::run_all(model, backend.kernels(), alone, tokenizer, 1024, {{prompt, single}})[0].tokens)
+        << "choice " << i;
+  }
+  wait_for([&] { return scheduler.stats().running == 0; });
+  EXPECT_EQ(scheduler.stats().completed, 1);
+  EXPECT_EQ(scheduler.stats().kv_blocks_reserved, 0);
+  // More choices than run at once is refused, naming n.
+  const std::string e = thrown_error([&] { scheduler.submit_choices({.generation = {prompt, p}, .n = 5}); });
+  EXPECT_NE(e.find("n is 5"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace glass::test
