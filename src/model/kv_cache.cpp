@@ -228,11 +228,12 @@ KVCache::PrefixMatch KVCache::match_prefix(std::span<const int32_t> tokens) cons
 
 int64_t KVCache::attach_prefix(int32_t seq, std::span<const int32_t> tokens) {
   Sequence& s = seq_mut(seq);
-  if (!s.blocks.empty() || s.length != 0) fail("KV cache: a prefix attaches only to an empty sequence");
-  if (!options_.prefix_cache || tokens.empty()) return 0;
+  if (static_cast<int64_t>(s.blocks.size()) != s.published || s.length != s.published * block_size_)
+    fail("KV cache: a prefix attaches only to a sequence that holds attached blocks alone");
+  if (!options_.prefix_cache || tokens.empty()) return s.length;
   const auto bs = static_cast<size_t>(block_size_);
   const size_t most = (tokens.size() - 1) / bs;
-  for (size_t i = 0; i < most; ++i) {
+  for (auto i = static_cast<size_t>(s.published); i < most; ++i) {
     const auto part = tokens.subspan(i * bs, bs);
     const uint64_t hash = options_.hasher(s.chain_hash, part);
     const int32_t b = find_cached(hash, s.chain_serial, part);
@@ -242,6 +243,10 @@ int64_t KVCache::attach_prefix(int32_t seq, std::span<const int32_t> tokens) {
     s.chain_hash = hash;
     s.chain_serial = blocks_[b].serial;
     ++s.published;
+    if (s.promised > 0) {  // a block it will not have to compute
+      --s.promised;
+      --promised_;
+    }
   }
   s.length = s.published * block_size_;
   return s.length;

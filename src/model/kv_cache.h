@@ -82,8 +82,10 @@ class KVCache {
     int64_t unheld = 0;
   };
   PrefixMatch match_prefix(std::span<const int32_t> tokens) const;
-  // Attaches the cached blocks that start `tokens` to an empty sequence; returns the
-  // positions they hold (a multiple of the block size, less than tokens.size()).
+  // Attaches the cached blocks that start `tokens` to a sequence that holds nothing
+  // else yet (empty, or only blocks attached before: those published since are added);
+  // returns the positions it then holds (a multiple of the block size, less than
+  // tokens.size()). Each block attached is one less fresh block its promise keeps.
   int64_t attach_prefix(int32_t seq, std::span<const int32_t> tokens);
   // Publishes the sequence's full, written blocks not published yet; `tokens` are the
   // ids at its positions (at least length(seq) of them).

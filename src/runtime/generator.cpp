@@ -184,6 +184,16 @@ std::optional<GenerationResult> Generator::take_result(int handle) {
   fail("no generation with handle ", handle);
 }
 
+bool Generator::next_block_computed_by(const std::vector<Sequence*>& others, const Sequence& s) const {
+  const int64_t end = s.prefilled + cache_.block_size();  // the block it would compute next
+  if (end >= static_cast<int64_t>(s.request.prompt.size())) return false;  // not one it could attach
+  for (const Sequence* o : others) {
+    if (o->prefilled < end || static_cast<int64_t>(o->ids.size()) < end) continue;
+    if (std::equal(s.ids.begin(), s.ids.begin() + end, o->ids.begin())) return true;
+  }
+  return false;
+}
+
 void Generator::step(const std::function<void(const GenerationEvent&)>& on_event) {
   // Build the pass: a prompt chunk for each prefilling sequence (within the budget),
   // one row for each decoding sequence.
@@ -205,6 +215,13 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
     if (s.prefilled < prompt_len) {
       const int64_t budget = prefill_chunk_ - prompt_rows;
       if (budget <= 0) continue;
+      if (s.prefilled == s.cached && cache_.prefix_cache()) {
+        // Nothing computed yet: blocks published since it was added are attached now,
+        // and it waits a pass when another sequence is computing its next block in this
+        // one (sixteen users sending one system prompt at once compute it once).
+        s.cached = s.prefilled = cache_.attach_prefix(s.kv_sequence, s.ids);
+        if (next_block_computed_by(in_pass, s)) continue;
+      }
       const int64_t take = std::min(budget, prompt_len - s.prefilled);
       for (int64_t i = 0; i < take; ++i) {
         const int64_t pos = s.prefilled + i;

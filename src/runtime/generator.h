@@ -137,6 +137,9 @@ class Generator {
  private:
   struct Sequence;
   void finish(Sequence& s, FinishReason reason);
+  // Whether one of `others` (in the pass being built) computes, in it, the block `s`
+  // would compute next, from the same tokens.
+  bool next_block_computed_by(const std::vector<Sequence*>& others, const Sequence& s) const;
 
   const DecoderModel& model_;
   Kernels& kernels_;

@@ -406,5 +406,30 @@ TEST(Generator, CancellingTheFirstChoiceLetsTheOthersRun) {
   EXPECT_EQ(cache.free_blocks(), cache.total_blocks());
 }
 
+TEST(Generator, PromptsThatArriveTogetherComputeTheirSharedPrefixOnce) {
+  Fixture f;
+  Backend backend("cpu", 2);
+  std::vector<int32_t> system;
+  for (int i = 0; i < 100; ++i) system.push_back(4000 + 29 * i);
+  std::vector<GenerationRequest> requests;
+  for (int u = 0; u < 4; ++u) {
+    GenerationRequest r{system, greedy(4)};
+    for (int i = 0; i < 3; ++i) r.prompt.push_back(900 + 10 * u + i);
+    requests.push_back(r);
+  }
+  KVCache cache(f.model->config(), KVType::F32, 2048);
+  Generator g(*f.model, backend.kernels(), cache, *f.tokenizer, 256, 32);
+  std::vector<int> handles;
+  for (const auto& r : requests) handles.push_back(g.add(r));
+  while (!g.idle()) g.step({});
+  // The first computes all 103 positions; each other one attaches 96 and computes 7.
+  EXPECT_EQ(g.timings().prompt_tokens, 103 + 3 * 7);
+  for (size_t u = 0; u < requests.size(); ++u) {
+    KVCache alone(f.model->config(), KVType::F32, 256, KVCacheOptions{.prefix_cache = false});
+    EXPECT_EQ(g.take_result(handles[u])->tokens,
+              Generator::run_all(*f.model, backend.kernels(), alone, *f.tokenizer, 256, {requests[u]})[0].tokens);
+  }
+}
+
 }  // namespace
 }  // namespace glass
