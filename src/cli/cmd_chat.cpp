@@ -11,6 +11,7 @@
 // --show-thinking, in "reasoning_content" of the JSON lines, and left out of the
 // conversation's history (the answer alone is what the template gets back, as Qwen
 // advises).
+#include <chrono>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,8 +127,13 @@ Command add_chat_command(CLI::App& app) {
               std::optional<ReasoningSplitter> splitter = reasoning_splitter_for(tokenizer, prompt.ids);
               ReasoningPieces reply;
               ReplyPrinter printer(o->show_thinking);
+              const auto turn_start = std::chrono::steady_clock::now();
+              std::optional<double> first_token_seconds;
               while (!gen.idle())
                 gen.step([&](const GenerationEvent& e) {
+                  if (!first_token_seconds)
+                    first_token_seconds =
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - turn_start).count();
                   ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
                   if (reply.content.empty()) drop_leading_whitespace(piece.content);
                   reply.reasoning += piece.reasoning;
@@ -141,7 +147,10 @@ Command add_chat_command(CLI::App& app) {
                 if (reasoning_found) j["reasoning_content"] = reply.reasoning;
                 j["finish_reason"] = r.finish.name();
                 j["prompt_tokens"] = prompt.ids.size();
+                j["cached_tokens"] = r.cached_tokens;  // of prompt_tokens: earlier turns' blocks
                 j["completion_tokens"] = r.tokens.size();
+                j["seconds_to_first_token"] = first_token_seconds.value_or(0.0);
+                j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - turn_start).count();
                 if (reasoning_found) j["reasoning_tokens"] = splitter->reasoning_tokens();
                 std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
               } else {

@@ -21,6 +21,33 @@ TEST(Chat, OneReplyPerLineEachEndingAtImEnd) {
   EXPECT_LT(replies[1]["prompt_tokens"], replies[2]["prompt_tokens"]);
 }
 
+TEST(Chat, LaterTurnsReuseTheEarlierTurnsBlocksAndReplyTheSame) {
+  std::string first;
+  for (int i = 0; i < 300; ++i) first += "word ";
+  const std::string input = first + "\nAnd now?\nOne more?\n";
+  const auto warm = test::run_glass("chat --seed 3 -n 12 --format jsonl", input);
+  const auto cold = test::run_glass("chat --seed 3 -n 12 --format jsonl --no-prefix-cache", input);
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  const auto w = test::json_lines(warm.out);
+  const auto c = test::json_lines(cold.out);
+  ASSERT_EQ(w.size(), 3u);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(w[0]["cached_tokens"], 0);
+  for (size_t turn = 0; turn < 3; ++turn) {
+    EXPECT_EQ(w[turn]["reply"], c[turn]["reply"]) << "turn " << turn;
+    EXPECT_EQ(w[turn]["prompt_tokens"], c[turn]["prompt_tokens"]);
+    EXPECT_EQ(c[turn]["cached_tokens"], 0);
+    EXPECT_GE(w[turn]["seconds_to_first_token"].get<double>(), 0.0);
+    EXPECT_GE(w[turn]["seconds"].get<double>(), w[turn]["seconds_to_first_token"].get<double>());
+  }
+  // All but the tail of the conversation before each new turn comes from the cache.
+  for (size_t turn = 1; turn < 3; ++turn) {
+    EXPECT_GT(w[turn]["cached_tokens"].get<int64_t>(), w[turn - 1]["prompt_tokens"].get<int64_t>() - 16) << turn;
+    EXPECT_EQ(w[turn]["cached_tokens"].get<int64_t>() % 16, 0);
+  }
+}
+
 TEST(Chat, ResetSystemAndExit) {
   const auto r = test::run_glass("chat --seed 1 -n 50 --format jsonl",
                                  "Hello\nAgain\n/reset\nHello\n/system Be brief.\nHello\n/exit\nNot read\n");
