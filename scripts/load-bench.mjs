@@ -89,6 +89,7 @@ async function timedRequest(url, prompt, maxTokens) {
   const times = [];
   let usage = null;
   let text = '';
+  let done = false;
   let buffer = '';
   const decoder = new TextDecoder();
   for await (const bytes of res.body) {
@@ -97,14 +98,20 @@ async function timedRequest(url, prompt, maxTokens) {
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const event = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
+      if (event === 'data: [DONE]') done = true;
       if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
       const chunk = JSON.parse(event.slice(6));
+      if (chunk.error) throw new Error(`error in the stream: ${JSON.stringify(chunk.error)}`);
       if (chunk.usage) usage = chunk.usage;
       text += chunk.choices?.[0]?.delta?.content ?? '';
       const ids = chunk.choices?.[0]?.token_ids;
       if (ids) for (let i = 0; i < ids.length; i++) times.push(performance.now() - start);
     }
   }
+  // Every stream ends with [DONE] (after an error object when it failed): one that is
+  // cut off without either is a server bug, and ends the benchmark.
+  if (!done) throw new Error(`a stream was cut off without [DONE] after ${times.length} tokens`);
+  if (!usage) throw new Error('the stream had no usage chunk');
   return { times, usage, text };
 }
 
