@@ -135,6 +135,7 @@ int32_t KVCache::take_block(Sequence& s) {
     block = lru_.front();  // the caller checked that one is left
     lru_.pop_front();
     unpublish(block);
+    ++evicted_;
   }
   blocks_[block].refs = 1;
   if (s.promised > 0) {

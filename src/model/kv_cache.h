@@ -123,6 +123,8 @@ class KVCache {
   int64_t cached_blocks() const { return static_cast<int64_t>(lru_.size()); }
   // Blocks published under their tokens (held or not).
   int64_t published_blocks() const { return static_cast<int64_t>(index_.size()); }
+  // Cached blocks evicted so far to make room.
+  int64_t evicted_blocks() const { return evicted_; }
   // Rounded up, without overflow for any positions >= 0.
   int64_t blocks_for(int64_t positions) const { return positions / block_size_ + (positions % block_size_ > 0); }
   size_t bytes_per_token() const { return row_bytes_ * 2 * static_cast<size_t>(layers_); }
@@ -172,6 +174,7 @@ class KVCache {
   std::list<int32_t> lru_;  // published, unheld blocks; least recently released first
   uint64_t next_serial_ = 1;
   int64_t promised_ = 0;
+  int64_t evicted_ = 0;
 };
 
 }  // namespace glass

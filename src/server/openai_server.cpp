@@ -90,6 +90,7 @@ struct OpenAIServer::Impl {
                        {"kv_blocks_total", s.kv_blocks_total},
                        {"kv_blocks_free", s.kv_blocks_free},
                        {"kv_blocks_cached", s.kv_blocks_cached},
+                       {"kv_blocks_evicted", s.kv_blocks_evicted},
                        {"kv_blocks_reserved", s.kv_blocks_reserved},
                        {"prefix_cache_queries", s.prefix_cache_queries},
                        {"prefix_cache_hits", s.prefix_cache_hits},

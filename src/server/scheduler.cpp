@@ -282,6 +282,7 @@ void Scheduler::run() {
       counters_.peak_running = std::max(counters_.peak_running, in_pass);
       counters_.kv_blocks_free = cache_.free_blocks();
       counters_.kv_blocks_cached = cache_.cached_blocks();
+      counters_.kv_blocks_evicted = cache_.evicted_blocks();
       counters_.kv_blocks_reserved = cache_.promised_blocks();
     }
     for (auto& [stream, f] : finished) stream->end(std::move(f));

@@ -111,6 +111,7 @@ struct SchedulerStats {
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_free = 0;      // held by no sequence (free or cached)
   int64_t kv_blocks_cached = 0;    // of those, kept for the prefixes they hold
+  int64_t kv_blocks_evicted = 0;   // cached blocks reused for other positions so far
   int64_t kv_blocks_reserved = 0;  // promised to running requests and not yet taken
   int64_t prefix_cache_queries = 0;  // prompt tokens of admitted requests
   int64_t prefix_cache_hits = 0;     // of those, taken from the prefix cache

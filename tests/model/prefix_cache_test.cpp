@@ -90,6 +90,7 @@ TEST(PrefixCache, UnheldBlocksStayCachedAndAreEvictedLeastRecentlyUsedFirst) {
   EXPECT_EQ(cache.match_prefix(iota_tokens(9, 100)).blocks, 1);
   ASSERT_TRUE(cache.reserve(c, 4 * kBlock));
   EXPECT_EQ(cache.match_prefix(iota_tokens(9, 100)).blocks, 0);
+  EXPECT_EQ(cache.evicted_blocks(), 2);
   EXPECT_EQ(cache.match_prefix(iota_tokens(9, 500)).blocks, 2);  // b's are still there
   // A held block is never evicted: attach b's, then ask for more than is left.
   const int32_t d = cache.add_sequence();

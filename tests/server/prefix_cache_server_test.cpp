@@ -3,6 +3,9 @@
 // leaves while its blocks are shared takes only its own references with it.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -106,6 +109,72 @@ TEST(PrefixCacheServer, AClientThatLeavesFreesOnlyItsOwnReferences) {
   // And the cached prefix still serves.
   const OJson again = post_json(s, "/v1/chat/completions", chat_with_system("Short one.", kFields)).json();
   EXPECT_GE(again["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), 1000);
+}
+
+
+TEST(PrefixCacheServer, ManyInterleavedRequestsUnderASmallBudgetGetTheColdTokens) {
+  // 40 blocks for 6 requests at a time of up to 15 blocks each: prefixes are shared,
+  // evicted and computed again all through; a block in use must never be evicted.
+  TestServer s(demo_model_dir(), {.parallel = 6, .context = 240, .kv_tokens = 40 * 16});
+  std::mt19937 rng(77);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<std::vector<int32_t>> systems(3);
+  for (auto& sys : systems)
+    for (int j = 0, n = uniform(20, 150); j < n; ++j) sys.push_back(uniform(0, 150000));
+  struct Case {
+    std::vector<int32_t> prompt;
+    int max_tokens = 0;
+    int seed = -1;  // -1: greedy
+    std::vector<int32_t> got;
+  };
+  std::vector<Case> cases(24);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Case& c = cases[i];
+    c.prompt = systems[static_cast<size_t>(uniform(0, 2))];
+    for (int j = 0, n = uniform(1, 30); j < n; ++j) c.prompt.push_back(uniform(0, 150000));
+    c.max_tokens = uniform(1, 24);
+    if (uniform(0, 1) == 1) c.seed = uniform(0, 1000);
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; ++t)
+    clients.emplace_back([&] {
+      for (size_t i; (i = next++) < cases.size();) {
+        Case& c = cases[i];
+        OJson body = {{"prompt", c.prompt}, {"max_tokens", c.max_tokens}, {"ignore_eos", true}, {"return_token_ids", true}};
+        if (c.seed >= 0) {
+          body["temperature"] = 0.8;
+          body["seed"] = c.seed;
+        } else {
+          body["temperature"] = 0;
+        }
+        const HttpReply r = post_json(s, "/v1/completions", body.dump());
+        if (r.status == 200) c.got = r.json()["choices"][0]["token_ids"].get<std::vector<int32_t>>();
+      }
+    });
+  for (auto& t : clients) t.join();
+  wait_for([&] { return s.stats().running == 0; });
+  const server::SchedulerStats st = s.stats();
+  EXPECT_GT(st.prefix_cache_hits, 0);
+  EXPECT_GT(st.kv_blocks_evicted, 0) << "the budget was small enough to evict";
+  std::printf("prefix-cache hits %lld of %lld prompt tokens, %lld blocks evicted\n",
+              static_cast<long long>(st.prefix_cache_hits), static_cast<long long>(st.prefix_cache_queries),
+              static_cast<long long>(st.kv_blocks_evicted));
+  EXPECT_EQ(st.kv_blocks_free, st.kv_blocks_total);
+  EXPECT_EQ(st.kv_blocks_reserved, 0);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SamplingParams p;
+    p.max_new_tokens = c.max_tokens;
+    if (c.seed >= 0) {
+      p.do_sample = true;
+      p.temperature = 0.8;
+      p.seed = static_cast<uint64_t>(c.seed);
+    }
+    KVCache cold(s.model().config(), KVType::F32, 256, KVCacheOptions{.prefix_cache = false});
+    const auto alone = Generator::run_all(s.model(), s.kernels(), cold, s.tokenizer(), s.context_length(), {{c.prompt, p}});
+    EXPECT_EQ(c.got, alone[0].tokens) << "request " << i;
+  }
 }
 
 }  // namespace
