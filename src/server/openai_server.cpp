@@ -13,6 +13,7 @@
 #include "server/http_front.h"
 #include "server/openai_response.h"
 #include "server/request_log.h"
+#include "server/tokenize_endpoints.h"
 
 namespace glass::server {
 
@@ -111,6 +112,22 @@ struct OpenAIServer::Impl {
     });
     http.post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, Endpoint::completions);
+    });
+    http.post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      try {
+        res.set_content(dump_json(tokenize_response(req.body, model, scheduler.context_length())), "application/json");
+      } catch (const ApiError& e) {
+        log(str_cat(req.method, " ", req.path, " ", e.status(), ": ", e.what()));
+        send_error(res, e);
+      }
+    });
+    http.post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      try {
+        res.set_content(dump_json(detokenize_response(req.body, model)), "application/json");
+      } catch (const ApiError& e) {
+        log(str_cat(req.method, " ", req.path, " ", e.status(), ": ", e.what()));
+        send_error(res, e);
+      }
     });
 
     http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
