@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <span>
 
 #include "runtime/chat_prompt.h"
 #include "server/api_error.h"
@@ -13,6 +14,7 @@
 #include "server/http_front.h"
 #include "server/openai_response.h"
 #include "server/request_log.h"
+#include "server/serving_metrics.h"
 #include "server/tokenize_endpoints.h"
 
 namespace glass::server {
@@ -54,7 +56,8 @@ struct OpenAIServer::Impl {
   Scheduler& scheduler;
   ServedModel model;
   ServerOptions options;
-  HttpFront http;
+  ServingMetrics metrics;
+  HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
   CompletionIds ids;
 
@@ -62,6 +65,7 @@ struct OpenAIServer::Impl {
       : scheduler(s),
         model(std::move(m)),
         options(std::move(o)),
+        metrics(model.id, [this] { return scheduler.stats(); }),
         http(limits_of(options), HostPolicy::make(options.host, options.allowed_hosts), [this](const std::string& line) { log(line); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
     http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
@@ -112,6 +116,9 @@ struct OpenAIServer::Impl {
     });
     http.post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, Endpoint::completions);
+    });
+    http.get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.render(), MetricsRegistry::kContentType);
     });
     http.post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
       try {
@@ -177,6 +184,7 @@ struct OpenAIServer::Impl {
 
   void complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
     const auto start = std::chrono::steady_clock::now();
+    RequestClock clock{start, std::nullopt, std::nullopt};
     const std::string route = str_cat(req.method, " ", req.path);
     std::shared_ptr<CompletionRequest> request;
     std::shared_ptr<GenerationStream> stream;
@@ -211,10 +219,13 @@ struct OpenAIServer::Impl {
       Connection* connection = current_connection();
       GenerationStream::Update all;
       while (!all.ended()) {
+        const size_t seen = all.tokens.size();
         stream->next(all, kClientCheck);
+        metrics.tokens_arrived(clock, std::span(all.tokens).subspan(seen), prompt.size());
         if (!all.ended() && connection != nullptr && connection->client_gone()) {
           scheduler.cancel(*stream);
           connection->close_after_response();
+          metrics.aborted();
           log(request_log_line(
               {route, 499, false, prompt.size(), all.tokens.size(), "client disconnected", seconds_since(start)}));
           return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
@@ -225,6 +236,7 @@ struct OpenAIServer::Impl {
             {route, 500, false, prompt.size(), all.tokens.size(), "error: " + *all.error, seconds_since(start)}));
         return send_error(res, ApiError(500, *all.error, "server_error"));
       }
+      metrics.finished(clock, all.finished->finish);
       res.set_content(dump_json(builder->response(all.tokens, *all.finished)), "application/json");
       log(request_log_line({route, 200, false, prompt.size(), static_cast<size_t>(all.finished->completion_tokens),
                             std::string(all.finished->finish.name()), seconds_since(start)}));
@@ -235,13 +247,15 @@ struct OpenAIServer::Impl {
       bool started = false;
       bool ended = false;
       size_t tokens = 0;
+      RequestClock clock;
       std::string outcome = "client disconnected";
     };
     auto state = std::make_shared<StreamState>();
+    state->clock = clock;
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [state, stream, request, builder](size_t, httplib::DataSink& sink) {
+        [this, state, stream, request, builder, n = prompt.size()](size_t, httplib::DataSink& sink) {
           std::string out;
           if (!state->started) {
             out = sse(builder->first_chunk());
@@ -250,6 +264,7 @@ struct OpenAIServer::Impl {
           GenerationStream::Update u;
           if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
             out = ": keep-alive\n\n";
+          metrics.tokens_arrived(state->clock, u.tokens, n);
           state->tokens += u.tokens.size();
           for (const StreamedToken& t : u.tokens)
             if (auto c = builder->token_chunk(t)) out += sse(*c);
@@ -261,6 +276,7 @@ struct OpenAIServer::Impl {
             if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
             state->tokens = static_cast<size_t>(u.finished->completion_tokens);
             state->outcome = std::string(u.finished->finish.name());
+            metrics.finished(state->clock, u.finished->finish);
           }
           if (u.ended()) {
             out += "data: [DONE]\n\n";
@@ -276,7 +292,10 @@ struct OpenAIServer::Impl {
           return true;
         },
         [this, state, stream, route, start, n = prompt.size()](bool) {
-          if (!state->ended) scheduler.cancel(*stream);
+          if (!state->ended) {
+            scheduler.cancel(*stream);
+            metrics.aborted();
+          }
           log(request_log_line({route, 200, true, n, state->tokens, state->outcome, seconds_since(start)}));
         });
   }

@@ -1,8 +1,8 @@
 // The OpenAI-compatible HTTP API over a Scheduler:
 //   POST /v1/chat/completions, POST /v1/completions (JSON, or server-sent events with
 //   "stream": true, ending in `data: [DONE]`), GET /v1/models, GET /v1/models/{id},
-//   GET /health, POST /tokenize and POST /detokenize (llama.cpp's and vLLM's shapes, see
-//   tokenize_endpoints.h).
+//   GET /health, GET /metrics (Prometheus, see serving_metrics.h), POST /tokenize and
+//   POST /detokenize (llama.cpp's and vLLM's shapes, see tokenize_endpoints.h).
 // Errors are OpenAI-style JSON objects: 400 invalid parameters or a prompt that does
 // not fit the context, 404 unknown routes and models, 413 bodies over the limit, 503
 // when the wait queue is full, 500 when a generation fails.

@@ -46,6 +46,9 @@ struct StreamedToken {
   // best `top_logprobs` alternatives, best first.
   float logprob = 0;
   std::vector<TokenLogprob> top;
+  // When the scheduler handed it over (GenerationStream::push): time to first token and
+  // inter-token latency are measured from it, not from when a handler woke up.
+  std::chrono::steady_clock::time_point emitted_at{};
 };
 
 struct FinishedGeneration {
@@ -110,6 +113,10 @@ struct SchedulerStats {
   int64_t completed = 0;
   int64_t cancelled = 0;
   int64_t rejected = 0;  // refused because the queue was full
+  // Prompt tokens looked up in the prefix cache, and those found there (vLLM v1's
+  // prefix_cache_queries / prefix_cache_hits); 0 while there is no prefix cache.
+  int64_t prefix_cache_queries = 0;
+  int64_t prefix_cache_hits = 0;
 };
 
 // Thrown by submit() when the request cannot be taken now: the wait queue is full, or

@@ -1,5 +1,5 @@
-// The metrics registry and its Prometheus text, checked by a parser of the exposition
-// format 0.0.4 written here.
+// GET /metrics: the registry and its Prometheus text (checked by a parser of the
+// exposition format 0.0.4 written here), and the live server's counters and histograms.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -14,11 +14,13 @@
 
 #include "base/error.h"
 #include "server/metrics.h"
+#include "server_harness.h"
 #include "support/test_support.h"
 
 namespace glass::test {
 namespace {
 
+using namespace std::chrono_literals;
 using server::format_metric_value;
 using server::MetricsRegistry;
 using server::MetricType;
@@ -346,6 +348,100 @@ TEST(Metrics, CountersAndHistogramsTakeConcurrentUpdates) {
   EXPECT_EQ(e.value("h_bucket", {{"le", "0.5"}}), 20000);
   EXPECT_EQ(e.value("h_count"), 40000);
   EXPECT_EQ(e.value("h_sum"), 20000);
+}
+
+// --- The server ---------------------------------------------------------------------------
+
+Exposition scrape(const TestServer& s) {
+  const HttpReply r = get(s, "/metrics");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  return parse_exposition(r.body);
+}
+
+TEST(ServerMetrics, TheLiveExpositionParsesAndMovesWithRequests) {
+  TestServer s(demo_model_dir(), {.model_name = "test-model"});
+  const Exposition before = scrape(s);
+  for (const char* name : {"glass:num_requests_running", "glass:num_requests_waiting", "glass:kv_cache_usage_perc",
+                           "glass:prefix_cache_queries_total", "glass:prefix_cache_hits_total", "glass:prompt_tokens_total",
+                           "glass:generation_tokens_total", "glass:request_success_total", "glass:time_to_first_token_seconds",
+                           "glass:inter_token_latency_seconds", "glass:e2e_request_latency_seconds"}) {
+    ASSERT_TRUE(before.families.count(name)) << name;
+    for (const Sample& sample : before.families.at(name).samples) EXPECT_EQ(sample.labels.at("model_name"), "test-model");
+  }
+  EXPECT_EQ(before.families.at("glass:kv_cache_usage_perc").type, "gauge");
+  EXPECT_EQ(before.families.at("glass:time_to_first_token_seconds").type, "histogram");
+  EXPECT_EQ(before.value("glass:prompt_tokens_total"), 0);
+  EXPECT_EQ(before.value("glass:request_success_total", {{"finished_reason", "length"}}), 0);
+  EXPECT_EQ(before.value("glass:kv_cache_usage_perc"), 0);
+  EXPECT_EQ(before.value("glass:time_to_first_token_seconds_count"), 0);
+
+  // Two whole requests and a stream, each cut by max_tokens (length).
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  for (const std::string& body : {chat_body("Hello", R"("max_tokens": 5, "ignore_eos": true)"),
+                                  std::string(R"({"prompt": "Once upon", "max_tokens": 3, "ignore_eos": true})")}) {
+    const std::string path = body.find("messages") != std::string::npos ? "/v1/chat/completions" : "/v1/completions";
+    const OJson j = post_json(s, path, body).json();
+    prompt_tokens += j["usage"]["prompt_tokens"].get<int64_t>();
+    completion_tokens += j["usage"]["completion_tokens"].get<int64_t>();
+  }
+  const HttpReply streamed = post_json(
+      s, "/v1/completions", R"({"prompt": "Hi", "max_tokens": 4, "ignore_eos": true, "stream": true, "stream_options": {"include_usage": true}})");
+  const auto data = sse_data(streamed.body);
+  ASSERT_GE(data.size(), 2u);
+  const OJson usage = OJson::parse(data[data.size() - 2])["usage"];
+  prompt_tokens += usage["prompt_tokens"].get<int64_t>();
+  completion_tokens += usage["completion_tokens"].get<int64_t>();
+  EXPECT_EQ(completion_tokens, 5 + 3 + 4);
+
+  // Counted before the last bytes of each response were written.
+  const Exposition after = scrape(s);
+  EXPECT_EQ(after.value("glass:prompt_tokens_total"), prompt_tokens);
+  EXPECT_EQ(after.value("glass:generation_tokens_total"), completion_tokens);
+  EXPECT_EQ(after.value("glass:request_success_total", {{"finished_reason", "length"}}), 3);
+  EXPECT_EQ(after.value("glass:request_success_total", {{"finished_reason", "stop"}}), 0);
+  EXPECT_EQ(after.value("glass:time_to_first_token_seconds_count"), 3) << "one first token per request";
+  EXPECT_EQ(after.value("glass:inter_token_latency_seconds_count"), completion_tokens - 3) << "one gap per later token";
+  EXPECT_EQ(after.value("glass:e2e_request_latency_seconds_count"), 3);
+  const double ttft = after.value("glass:time_to_first_token_seconds_sum");
+  const double itl = after.value("glass:inter_token_latency_seconds_sum");
+  const double e2e = after.value("glass:e2e_request_latency_seconds_sum");
+  EXPECT_GT(ttft, 0);
+  EXPECT_GT(itl, 0);
+  EXPECT_LE(ttft + itl, e2e) << "first token and the gaps after it lie within each request's span";
+  EXPECT_EQ(after.value("glass:num_requests_running"), 0);
+  EXPECT_EQ(after.value("glass:num_requests_waiting"), 0);
+  EXPECT_EQ(after.value("glass:kv_cache_usage_perc"), 0) << "finished requests free their blocks";
+  EXPECT_EQ(after.value("glass:prefix_cache_queries_total"), 0);
+}
+
+TEST(ServerMetrics, GaugesShowARunningRequestAndAbortsAreCounted) {
+  TestServer s(demo_model_dir(), {.parallel = 1, .queue = 4, .context = 4096});
+  RawConnection running(s.port());
+  running.post("/v1/completions", R"({"prompt": "Hi", "max_tokens": 4000, "ignore_eos": true, "stream": true})");
+  wait_for([&] { return s.stats().running == 1 && s.stats().forward_passes >= 3; });
+  RawConnection waiting(s.port());
+  waiting.post("/v1/completions", R"({"prompt": "Hi", "max_tokens": 2})");
+  wait_for([&] { return s.stats().waiting == 1; });
+  const Exposition during = scrape(s);
+  EXPECT_EQ(during.value("glass:num_requests_running"), 1);
+  EXPECT_EQ(during.value("glass:num_requests_waiting"), 1);
+  const server::SchedulerStats st = s.stats();
+  EXPECT_GT(during.value("glass:kv_cache_usage_perc"), 0);
+  EXPECT_LE(during.value("glass:kv_cache_usage_perc"),
+            static_cast<double>(st.kv_blocks_total - st.kv_blocks_free) / static_cast<double>(st.kv_blocks_total) + 1e-9);
+  EXPECT_GT(during.value("glass:generation_tokens_total"), 0) << "tokens count as they stream, before the end";
+
+  running.close();  // the stream's client leaves: an abort, and the waiting one runs
+  Exposition after = scrape(s);
+  wait_for([&] {
+    after = scrape(s);
+    return after.value("glass:request_success_total", {{"finished_reason", "abort"}}) == 1 &&
+           after.value("glass:request_success_total", {{"finished_reason", "length"}}) == 1;
+  });
+  EXPECT_EQ(after.value("glass:request_success_total", {{"finished_reason", "abort"}}), 1);
+  EXPECT_EQ(after.value("glass:request_success_total", {{"finished_reason", "length"}}), 1);
+  EXPECT_EQ(after.value("glass:e2e_request_latency_seconds_count"), 1) << "an aborted request has no end-to-end latency";
 }
 
 }  // namespace

@@ -77,10 +77,16 @@ class TestServer {
 struct HttpReply {
   int status = 0;  // 0: no response
   std::string body;
+  httplib::Headers headers;
   OJson json() const;
+  // The value of a response header; "" when there is none.
+  std::string header(const std::string& name) const;
 };
 HttpReply post_json(const TestServer& server, const std::string& path, const std::string& body);
 HttpReply get(const TestServer& server, const std::string& path);
+// GET, POST (a JSON body) or OPTIONS with extra request headers.
+HttpReply send(const TestServer& server, const std::string& method, const std::string& path, const httplib::Headers& headers,
+               const std::string& body = "");
 
 // The `data:` payloads of a server-sent-event stream, in order ("[DONE]" included).
 std::vector<std::string> sse_data(const std::string& body);
