@@ -44,6 +44,12 @@ void send_error(httplib::Response& res, const ApiError& e) {
   res.set_content(dump_json(e.body()), "application/json");
 }
 
+HttpAccess access_of(const ServerOptions& o) {
+  HttpAccess a{HostPolicy::make(o.host, o.allowed_hosts), CorsPolicy::make(o.cors_origins), std::nullopt, {"/health"}};
+  if (o.api_key) a.api_key = ApiKey::make(*o.api_key, "the API key");
+  return a;
+}
+
 std::string sse(const OJson& j) { return "data: " + dump_json(j) + "\n\n"; }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -66,7 +72,7 @@ struct OpenAIServer::Impl {
         model(std::move(m)),
         options(std::move(o)),
         metrics(model.id, [this] { return scheduler.stats(); }),
-        http(limits_of(options), HostPolicy::make(options.host, options.allowed_hosts), [this](const std::string& line) { log(line); }) {
+        http(limits_of(options), access_of(options), [this](const std::string& line) { log(line); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
     http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
     routes();

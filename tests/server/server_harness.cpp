@@ -43,6 +43,8 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   if (options.keep_alive_timeout_ms > 0) http.keep_alive_timeout = milliseconds(options.keep_alive_timeout_ms);
   if (options.max_connections > 0) http.max_connections = options.max_connections;
   http.allowed_hosts = options.allowed_hosts;
+  http.api_key = options.api_key;
+  http.cors_origins = options.cors_origins;
   server_ = std::make_unique<server::OpenAIServer>(*scheduler_, served, http);
   port_ = server_->bind();
   thread_ = std::thread([this] { server_->listen(); });

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,6 +43,8 @@ struct TestServerOptions {
   int keep_alive_timeout_ms = 0;
   size_t max_connections = 0;
   std::vector<std::string> allowed_hosts = {};
+  std::optional<std::string> api_key = std::nullopt;
+  std::vector<std::string> cors_origins = {};
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json
