@@ -62,6 +62,16 @@ ApiError body_too_large(size_t limit) {
                   "invalid_request_error", std::nullopt, "request_too_large");
 }
 
+// The log entry of a request HttpFront answered itself (or of a dropped connection).
+RequestLogEntry refused(const std::string& method, const std::string& path, std::optional<int> status, std::string why) {
+  RequestLogEntry e;
+  e.method = method.empty() ? "-" : method;
+  e.path = path.empty() ? "-" : path;
+  e.status = status;
+  e.error = std::move(why);
+  return e;
+}
+
 // Set on the accepting thread while it turns away a connection past the limit.
 thread_local bool t_over_limit = false;
 thread_local Connection* t_connection = nullptr;
@@ -511,7 +521,7 @@ httplib::Server::HandlerResponse HttpFront::on_error(const httplib::Request& req
   }
   if (!e && !res.body.empty()) {
     if (c != nullptr && c->refusal_)
-      log_(str_cat(req.method, " ", req.path, " ", c->refusal_->status(), ": ", c->refusal_->what()));
+      log_(refused(req.method, req.path, c->refusal_->status(), c->refusal_->what()));
     return HandlerResponse::Unhandled;
   }
   if (!e) {
@@ -523,7 +533,7 @@ httplib::Server::HandlerResponse HttpFront::on_error(const httplib::Request& req
       e = ApiError(res.status, str_cat("The HTTP request could not be handled (status ", res.status, ")"),
                    res.status >= 500 ? "server_error" : "invalid_request_error");
   }
-  log_(str_cat(req.method.empty() ? "-" : req.method, " ", req.path.empty() ? "-" : req.path, " ", e->status(), ": ", e->what()));
+  log_(refused(req.method, req.path, e->status(), e->what()));
   res.status = e->status();
   res.set_content(dump_json(e->body()), "application/json");
   return HandlerResponse::Handled;
@@ -542,7 +552,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     stream.write_all(str_cat("HTTP/1.1 ", e.status(), " ", reason_phrase(e.status()),
                              "\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
                              "\r\nConnection: close\r\n\r\n", body));
-    log_(str_cat("- - ", e.status(), ": ", e.what()));
+    log_(refused("", "", e.status(), e.what()));
     stream.lingering_close();
   };
 
@@ -559,7 +569,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     char discard[4096];
     while (::recv(sock, discard, sizeof discard, MSG_DONTWAIT) > 0) {
     }
-    log_(str_cat("- - 503: too many open connections (", limits_.max_connections, ")"));
+    log_(refused("", "", 503, str_cat("too many open connections (", limits_.max_connections, ")")));
   } else {
     for (size_t served = 0; served < limits_.max_requests_per_connection; ++served) {
       if (stopping() || !stream.wait_for_request(limits_.keep_alive_timeout)) break;
@@ -580,7 +590,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
       } catch (const std::exception& e) {
         // Outside the handlers (which httplib guards), e.g. while a response streams:
         // end this connection, not the server.
-        log_(str_cat("- - connection closed: ", e.what()));
+        log_(refused("", "", std::nullopt, str_cat("connection closed: ", e.what())));
         break;
       }
       if (!connection.responded_) {

@@ -38,6 +38,7 @@
 #include "server/api_key.h"
 #include "server/cors_policy.h"
 #include "server/host_policy.h"
+#include "server/request_log.h"
 
 namespace glass::server {
 
@@ -88,7 +89,9 @@ Connection* current_connection();
 
 class HttpFront : public httplib::Server {
  public:
-  using Log = std::function<void(const std::string&)>;
+  // Requests it answers itself (refused, timed out, unknown routes) and connections it
+  // drops, for the request log.
+  using Log = std::function<void(const RequestLogEntry&)>;
   HttpFront(HttpLimits limits, HttpAccess access, Log log);
   ~HttpFront() override;
 

@@ -62,6 +62,7 @@ struct OpenAIServer::Impl {
   Scheduler& scheduler;
   ServedModel model;
   ServerOptions options;
+  RequestLog request_log;
   ServingMetrics metrics;
   HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
@@ -71,15 +72,25 @@ struct OpenAIServer::Impl {
       : scheduler(s),
         model(std::move(m)),
         options(std::move(o)),
+        request_log(options.log_format, options.log_requests),
         metrics(model.id, [this] { return scheduler.stats(); }),
-        http(limits_of(options), access_of(options), [this](const std::string& line) { log(line); }) {
+        http(limits_of(options), access_of(options), [this](const RequestLogEntry& e) { request_log.write(e); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
     http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
     routes();
   }
 
-  void log(const std::string& line) const {
-    if (options.log_requests) std::fprintf(stderr, "glass serve: %s\n", line.c_str());
+  // A request answered with an error before it ran.
+  void log_refusal(const httplib::Request& req, const ApiError& e, const std::string& request_id = "",
+                   std::optional<double> seconds = std::nullopt) const {
+    RequestLogEntry entry;
+    entry.method = req.method;
+    entry.path = req.path;
+    entry.status = e.status();
+    entry.request_id = request_id;
+    entry.error = e.what();
+    entry.seconds = seconds;
+    request_log.write(entry);
   }
 
   OJson model_json() const {
@@ -130,7 +141,7 @@ struct OpenAIServer::Impl {
       try {
         res.set_content(dump_json(tokenize_response(req.body, model, scheduler.context_length())), "application/json");
       } catch (const ApiError& e) {
-        log(str_cat(req.method, " ", req.path, " ", e.status(), ": ", e.what()));
+        log_refusal(req, e);
         send_error(res, e);
       }
     });
@@ -138,7 +149,7 @@ struct OpenAIServer::Impl {
       try {
         res.set_content(dump_json(detokenize_response(req.body, model)), "application/json");
       } catch (const ApiError& e) {
-        log(str_cat(req.method, " ", req.path, " ", e.status(), ": ", e.what()));
+        log_refusal(req, e);
         send_error(res, e);
       }
     });
@@ -151,8 +162,9 @@ struct OpenAIServer::Impl {
         what = e.what();
       } catch (...) {
       }
-      log(str_cat(req.method, " ", req.path, " 500: ", what));
-      send_error(res, ApiError(500, str_cat("internal error: ", what), "server_error"));
+      const ApiError error(500, str_cat("internal error: ", what), "server_error");
+      log_refusal(req, error);
+      send_error(res, error);
     });
   }
 
@@ -189,9 +201,8 @@ struct OpenAIServer::Impl {
   }
 
   void complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-    const auto start = std::chrono::steady_clock::now();
-    RequestClock clock{start, std::nullopt, std::nullopt};
-    const std::string route = str_cat(req.method, " ", req.path);
+    RequestClock clock{std::chrono::steady_clock::now(), std::nullopt, std::nullopt};
+    const std::string id = ids.next(endpoint);
     std::shared_ptr<CompletionRequest> request;
     std::shared_ptr<GenerationStream> stream;
     std::vector<int32_t> prompt;
@@ -213,12 +224,18 @@ struct OpenAIServer::Impl {
         throw ApiError(400, e.what(), "invalid_request_error");
       }
     } catch (const ApiError& e) {
-      log(str_cat(route, " ", e.status(), ": ", e.what()));
+      log_refusal(req, e, id, seconds_since(clock.arrival));
       return send_error(res, e);
     }
 
-    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, ids.next(endpoint), std::time(nullptr),
-                                                     model.id, prompt);
+    // The log line of this request, completed at its end.
+    RequestLogEntry entry;
+    entry.method = req.method;
+    entry.path = req.path;
+    entry.request_id = id;
+    entry.stream = request->stream;
+    entry.prompt_tokens = prompt.size();
+    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, id, std::time(nullptr), model.id, prompt);
     if (!request->stream) {
       // Nothing is written before the end, so no write fails when the client goes:
       // look at its connection after every token (and every kClientCheck), and cancel.
@@ -232,20 +249,17 @@ struct OpenAIServer::Impl {
           scheduler.cancel(*stream);
           connection->close_after_response();
           metrics.aborted();
-          log(request_log_line(
-              {route, 499, false, prompt.size(), all.tokens.size(), "client disconnected", seconds_since(start)}));
+          end_entry(entry, clock, 499, all.tokens.size(), "", std::string(kClientDisconnected));
           return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
         }
       }
       if (all.error) {
-        log(request_log_line(
-            {route, 500, false, prompt.size(), all.tokens.size(), "error: " + *all.error, seconds_since(start)}));
+        end_entry(entry, clock, 500, all.tokens.size(), "", *all.error);
         return send_error(res, ApiError(500, *all.error, "server_error"));
       }
       metrics.finished(clock, all.finished->finish);
       res.set_content(dump_json(builder->response(all.tokens, *all.finished)), "application/json");
-      log(request_log_line({route, 200, false, prompt.size(), static_cast<size_t>(all.finished->completion_tokens),
-                            std::string(all.finished->finish.name()), seconds_since(start)}));
+      end_entry(entry, clock, 200, static_cast<size_t>(all.finished->completion_tokens), std::string(all.finished->finish.name()), "");
       return;
     }
 
@@ -254,7 +268,8 @@ struct OpenAIServer::Impl {
       bool ended = false;
       size_t tokens = 0;
       RequestClock clock;
-      std::string outcome = "client disconnected";
+      std::string finish_reason;  // glass's name, once finished
+      std::string error = std::string(kClientDisconnected);
     };
     auto state = std::make_shared<StreamState>();
     state->clock = clock;
@@ -276,12 +291,13 @@ struct OpenAIServer::Impl {
             if (auto c = builder->token_chunk(t)) out += sse(*c);
           if (u.error) {
             out += sse(ApiError(500, *u.error, "server_error").body());
-            state->outcome = "error: " + *u.error;
+            state->error = *u.error;
           } else if (u.finished) {
             for (const OJson& c : builder->finish_chunks(*u.finished)) out += sse(c);
             if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
             state->tokens = static_cast<size_t>(u.finished->completion_tokens);
-            state->outcome = std::string(u.finished->finish.name());
+            state->finish_reason = std::string(u.finished->finish.name());
+            state->error.clear();
             metrics.finished(state->clock, u.finished->finish);
           }
           if (u.ended()) {
@@ -297,13 +313,25 @@ struct OpenAIServer::Impl {
           if (state->ended) sink.done();
           return true;
         },
-        [this, state, stream, route, start, n = prompt.size()](bool) {
+        [this, state, stream, entry](bool) mutable {
           if (!state->ended) {
             scheduler.cancel(*stream);
             metrics.aborted();
           }
-          log(request_log_line({route, 200, true, n, state->tokens, state->outcome, seconds_since(start)}));
+          end_entry(entry, state->clock, 200, state->tokens, state->finish_reason, state->error);
         });
+  }
+
+  // Completes a generated request's log line and writes it.
+  void end_entry(RequestLogEntry& entry, const RequestClock& clock, int status, size_t completion_tokens,
+                 std::string finish_reason, std::string error) const {
+    entry.status = status;
+    entry.completion_tokens = completion_tokens;
+    entry.finish_reason = std::move(finish_reason);
+    entry.error = std::move(error);
+    entry.first_token_seconds = clock.first_token_seconds();
+    entry.seconds = seconds_since(clock.arrival);
+    request_log.write(entry);
   }
 };
 

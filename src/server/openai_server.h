@@ -28,6 +28,7 @@
 
 #include "chat/chat_template.h"
 #include "sampling/sampling_params.h"
+#include "server/request_log.h"
 #include "server/scheduler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -68,6 +69,7 @@ struct ServerOptions {
   // (CORS, see cors_policy.h). Empty: no CORS headers.
   std::vector<std::string> cors_origins;
   bool log_requests = true;  // one line per request on stderr
+  LogFormat log_format = LogFormat::text;
 };
 
 class OpenAIServer {

@@ -45,6 +45,7 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   http.allowed_hosts = options.allowed_hosts;
   http.api_key = options.api_key;
   http.cors_origins = options.cors_origins;
+  http.log_format = options.log_format;
   server_ = std::make_unique<server::OpenAIServer>(*scheduler_, served, http);
   port_ = server_->bind();
   thread_ = std::thread([this] { server_->listen(); });

@@ -45,6 +45,7 @@ struct TestServerOptions {
   std::vector<std::string> allowed_hosts = {};
   std::optional<std::string> api_key = std::nullopt;
   std::vector<std::string> cors_origins = {};
+  server::LogFormat log_format = server::LogFormat::text;
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json
