@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -19,7 +21,10 @@
 #include "cli/model_source.h"
 #include "cli/option_range.h"
 #include "cli/runtime_options.h"
+#include "server/api_key.h"
+#include "server/cors_policy.h"
 #include "server/host_policy.h"
+#include "server/request_log.h"
 #include "server/openai_server.h"
 #include "server/scheduler.h"
 
@@ -42,7 +47,8 @@ Command add_serve_command(CLI::App& app) {
     int port = 8080;
     size_t parallel = 16, queue = 64;
     int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = 512, max_body_mb = 8;
-    std::vector<std::string> allowed_hosts;
+    std::vector<std::string> allowed_hosts, cors_origins;
+    std::string api_key, log_format = "text";
     double header_timeout = 10, request_timeout = 60, keep_alive_timeout = 5;
     size_t max_connections = 512;
     bool quiet = false;
@@ -68,6 +74,15 @@ Command add_serve_command(CLI::App& app) {
                   "*.domain, or * for any), comma-separated; others get 403. Default: only those when bound to a loopback "
                   "address, any otherwise")
       ->delimiter(',');
+  sub->add_option("--api-key", o->api_key,
+                  "Key every request but GET /health must send as 'Authorization: Bearer KEY' (others get 401); default: "
+                  "the GLASS_API_KEY environment variable, which, unlike a flag, other users cannot see in the process list");
+  sub->add_option("--cors-origin", o->cors_origins,
+                  "Origin whose web pages may read the responses (CORS), e.g. http://localhost:3000, or * for any; "
+                  "repeatable or comma-separated. It also passes the Origin check. Default: no CORS headers")
+      ->delimiter(',');
+  sub->add_option("--log-format", o->log_format, "The line per request on stderr: text, or json (one object a line)")
+      ->capture_default_str();
   sub->add_option("--header-timeout", o->header_timeout, "Seconds a request's headers may take to arrive; then 408")
       ->capture_default_str();
   sub->add_option("--request-timeout", o->request_timeout, "Seconds a whole request (headers and body) may take to arrive; then 408")
@@ -85,7 +100,7 @@ Command add_serve_command(CLI::App& app) {
   o->generation.add_to(sub);
   o->runtime.add_to(sub);
 
-  return {sub, [o] {
+  return {sub, [o, sub] {
             // Ranges first: every size below is computed from these (before, the budget's
             // shift overflowed: "holds -1024 tokens").
             check_range("--parallel", o->parallel, 1, kMaxParallel);
@@ -102,6 +117,17 @@ Command add_serve_command(CLI::App& app) {
             check_range("--max-connections", o->max_connections, 1, kMaxConnections);
             // Checked before the model loads.
             const server::HostPolicy host_policy = server::HostPolicy::make(o->host, o->allowed_hosts);
+            const server::CorsPolicy cors_policy = server::CorsPolicy::make(o->cors_origins);
+            const server::LogFormat log_format = server::parse_log_format(o->log_format);
+            std::optional<std::string> api_key;
+            if (sub->count("--api-key") > 0) {
+              server::ApiKey::make(o->api_key, "--api-key");
+              api_key = o->api_key;
+            } else if (const char* env = std::getenv("GLASS_API_KEY")) {
+              // Set but empty is most likely a variable that did not expand: refused, not ignored.
+              server::ApiKey::make(env, "GLASS_API_KEY");
+              api_key = env;
+            }
             const jinja::OrderedJson template_vars = o->template_options.resolve();
             // SIGINT / SIGTERM stop the server cleanly: they are blocked in every thread
             // (threads inherit the mask, so this comes before the kernels' pool starts)
@@ -157,6 +183,9 @@ Command add_serve_command(CLI::App& app) {
             http.max_body_bytes = static_cast<size_t>(o->max_body_mb) << 20;
             http.log_requests = !o->quiet;
             http.allowed_hosts = o->allowed_hosts;
+            http.cors_origins = o->cors_origins;
+            http.api_key = api_key;
+            http.log_format = log_format;
             const auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
             http.header_timeout = ms(o->header_timeout);
             http.request_timeout = ms(o->request_timeout);
@@ -172,8 +201,9 @@ Command add_serve_command(CLI::App& app) {
                          format_bytes(static_cast<double>(capacity * bytes_per_token)).c_str(),
                          static_cast<long long>(capacity), kv_type_name(kv), o->parallel, o->queue,
                          backend->description().c_str());
-            std::fprintf(stderr, "glass serve: listening on http://%s:%d (Host/Origin allowed: %s)\n", o->host.c_str(), port,
-                         host_policy.describe().c_str());
+            std::fprintf(stderr, "glass serve: listening on http://%s:%d (Host/Origin allowed: %s; CORS origins: %s; API key: %s)\n",
+                         o->host.c_str(), port, host_policy.describe().c_str(), cors_policy.describe().c_str(),
+                         api_key ? "required" : "none");
             std::fflush(stderr);
 
             std::thread signal_waiter([&] {

@@ -7,75 +7,13 @@
 #include "runtime/chat_prompt.h"
 #include "sampling/rng.h"
 #include "server/api_error.h"
+#include "server/request_fields.h"
 
 namespace glass::server {
 
 namespace {
 
 using OJson = nlohmann::ordered_json;
-
-// "a string", "an integer", ... for messages.
-std::string a_type(const OJson& v) {
-  switch (v.type()) {
-    case OJson::value_t::null: return "null";
-    case OJson::value_t::object: return "an object";
-    case OJson::value_t::array: return "an array";
-    case OJson::value_t::string: return "a string";
-    case OJson::value_t::boolean: return "a boolean";
-    case OJson::value_t::number_integer:
-    case OJson::value_t::number_unsigned: return "an integer";
-    case OJson::value_t::number_float: return "a number";
-    default: return "an unknown type";
-  }
-}
-
-ApiError wrong_type(const std::string& param, const std::string& expected, const OJson& got) {
-  return invalid_parameter(param, str_cat("'", param, "' must be ", expected, ", got ", a_type(got)), "invalid_type");
-}
-
-// The field, or nullptr when it is absent or null (OpenAI treats null as absent).
-const OJson* field(const OJson& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::optional<bool> bool_field(const OJson& body, const char* name) {
-  const OJson* v = field(body, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_boolean()) throw wrong_type(name, "a boolean", *v);
-  return v->get<bool>();
-}
-
-// A number in [lo, hi]; `lo_open` excludes lo.
-std::optional<double> number_field(const OJson& body, const char* name, double lo, double hi, bool lo_open = false) {
-  const OJson* v = field(body, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_number()) throw wrong_type(name, "a number", *v);
-  const double x = v->get<double>();
-  const bool low_ok = lo_open ? x > lo : x >= lo;
-  if (!low_ok || !(x <= hi)) {
-    const std::string range = hi == std::numeric_limits<double>::infinity()
-                                  ? str_cat(lo_open ? "greater than " : "at least ", lo)
-                                  : str_cat("between ", lo, " and ", hi);
-    throw invalid_parameter(name, str_cat("'", name, "' must be ", range, ", got ", x));
-  }
-  return x;
-}
-
-std::optional<int64_t> int_field(const OJson& body, const char* name, int64_t lo, int64_t hi) {
-  const OJson* v = field(body, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_number_integer()) throw wrong_type(name, "an integer", *v);
-  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi))
-    throw invalid_parameter(name, str_cat("'", name, "' must be at most ", hi, ", got ", v->get<uint64_t>()));
-  const auto x = v->get<int64_t>();
-  if (x < lo || x > hi) {
-    const std::string range = hi == std::numeric_limits<int64_t>::max() ? str_cat("at least ", lo)
-                                                                         : str_cat("between ", lo, " and ", hi);
-    throw invalid_parameter(name, str_cat("'", name, "' must be ", range, ", got ", x));
-  }
-  return x;
-}
 
 std::vector<std::string> stop_field(const OJson& body) {
   const OJson* v = field(body, "stop");
@@ -207,29 +145,29 @@ void refuse_unsupported(const OJson& body, Endpoint endpoint) {
 
 }  // namespace
 
-CompletionRequest parse_completion_request(const std::string& text, Endpoint endpoint) {
-  OJson body;
-  try {
-    // Bounded: nesting past kMaxJsonDepth is refused while parsing, before anything
-    // copies, prints or destroys a deep tree; keys insert in constant time.
-    body = parse_ordered_json(text, "request body");
-  } catch (const JsonInputError& e) {
-    switch (e.kind()) {
-      case JsonInputError::Kind::too_deep:
-      case JsonInputError::Kind::out_of_range: {
-        const std::string where = e.path().empty() ? "The request body" : "'" + e.path() + "'";
-        throw ApiError(400, str_cat(where, " ", e.reason()), "invalid_request_error",
-                       e.path().empty() ? std::nullopt : std::optional<std::string>(e.path()),
-                       e.kind() == JsonInputError::Kind::too_deep ? "nested_too_deeply" : "invalid_value");
-      }
-      case JsonInputError::Kind::syntax: break;
-    }
-    throw ApiError(400, str_cat("We could not parse the JSON body of your request: ", e.reason()), "invalid_request_error",
-                   std::nullopt, "invalid_json");
+ChatInput parse_chat_input(const OJson& body) {
+  ChatInput input;
+  input.messages = parse_messages(body);
+  if (const OJson* tools = field(body, "tools")) {
+    if (!tools->is_array()) throw wrong_type("tools", "an array", *tools);
+    for (const OJson& t : *tools)
+      if (!t.is_object()) throw wrong_type("tools", "an array of objects", t);
+    if (!tools->empty()) input.tools = *tools;
   }
-  if (!body.is_object())
-    throw ApiError(400, str_cat("The request body must be a JSON object, got ", a_type(body)), "invalid_request_error",
-                   std::nullopt, "invalid_json");
+  if (const OJson* vars = field(body, "chat_template_kwargs")) {
+    if (!vars->is_object()) throw wrong_type("chat_template_kwargs", "an object", *vars);
+    try {
+      check_template_vars(*vars, "chat_template_kwargs");
+    } catch (const Error& e) {
+      throw invalid_parameter("chat_template_kwargs", e.what());
+    }
+    input.chat_template_kwargs = *vars;
+  }
+  return input;
+}
+
+CompletionRequest parse_completion_request(const std::string& text, Endpoint endpoint) {
+  const OJson body = parse_request_object(text);
 
   CompletionRequest r;
   r.endpoint = endpoint;
@@ -239,23 +177,10 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
     r.model = model->get<std::string>();
   }
   if (chat) {
-    r.messages = parse_messages(body);
-    r.tools = nullptr;
-    if (const OJson* tools = field(body, "tools")) {
-      if (!tools->is_array()) throw wrong_type("tools", "an array", *tools);
-      for (const OJson& t : *tools)
-        if (!t.is_object()) throw wrong_type("tools", "an array of objects", t);
-      if (!tools->empty()) r.tools = *tools;
-    }
-    if (const OJson* vars = field(body, "chat_template_kwargs")) {
-      if (!vars->is_object()) throw wrong_type("chat_template_kwargs", "an object", *vars);
-      try {
-        check_template_vars(*vars, "chat_template_kwargs");
-      } catch (const Error& e) {
-        throw invalid_parameter("chat_template_kwargs", e.what());
-      }
-      r.chat_template_kwargs = *vars;
-    }
+    ChatInput input = parse_chat_input(body);
+    r.messages = std::move(input.messages);
+    r.tools = std::move(input.tools);
+    r.chat_template_kwargs = std::move(input.chat_template_kwargs);
   } else {
     parse_prompt(body, r);
   }

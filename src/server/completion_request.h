@@ -47,6 +47,17 @@ struct CompletionRequest {
   bool return_token_ids = false;  // extension: token_ids of the prompt and the choice
 };
 
+// The chat fields of a request body (chat completions, and /tokenize given messages):
+// "messages" (required; text content parts joined, "developer" as "system"), "tools"
+// (null when absent or empty) and "chat_template_kwargs". Throws ApiError 400 naming the
+// field at fault.
+struct ChatInput {
+  jinja::OrderedJson messages;
+  jinja::OrderedJson tools;
+  jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();
+};
+ChatInput parse_chat_input(const nlohmann::ordered_json& body);
+
 // Parses a request body. Throws ApiError 400: malformed JSON, a body that is not an
 // object, a field of the wrong type or out of range (param names it).
 CompletionRequest parse_completion_request(const std::string& body, Endpoint endpoint);

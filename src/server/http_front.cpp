@@ -62,6 +62,16 @@ ApiError body_too_large(size_t limit) {
                   "invalid_request_error", std::nullopt, "request_too_large");
 }
 
+// The log entry of a request HttpFront answered itself (or of a dropped connection).
+RequestLogEntry refused(const std::string& method, const std::string& path, std::optional<int> status, std::string why) {
+  RequestLogEntry e;
+  e.method = method.empty() ? "-" : method;
+  e.path = path.empty() ? "-" : path;
+  e.status = status;
+  e.error = std::move(why);
+  return e;
+}
+
 // Set on the accepting thread while it turns away a connection past the limit.
 thread_local bool t_over_limit = false;
 thread_local Connection* t_connection = nullptr;
@@ -315,8 +325,8 @@ Connection* current_connection() { return t_connection; }
 
 // --- HttpFront ----------------------------------------------------------------------------
 
-HttpFront::HttpFront(HttpLimits limits, HostPolicy hosts, Log log)
-    : limits_(limits), hosts_(std::move(hosts)), log_(std::move(log)) {
+HttpFront::HttpFront(HttpLimits limits, HttpAccess access, Log log)
+    : limits_(limits), access_(std::move(access)), log_(std::move(log)) {
   const size_t max_connections = std::max<size_t>(1, limits_.max_connections);
   new_task_queue = [max_connections] { return new ConnectionThreads(max_connections); };
   // httplib's default sets SO_REUSEPORT, with which a second server binds the same port
@@ -332,12 +342,24 @@ HttpFront::HttpFront(HttpLimits limits, HostPolicy hosts, Log log)
   set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>((limits_.keep_alive_timeout.count() + 999) / 1000)));
   set_keep_alive_max_count(limits_.max_requests_per_connection);
 
-  set_pre_routing_handler([](const httplib::Request&, httplib::Response& res) {
+  set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     Connection* c = t_connection;
-    if (c == nullptr || !c->refusal_) return HandlerResponse::Unhandled;
-    res.status = c->refusal_->status();
-    res.set_content(dump_json(c->refusal_->body()), "application/json");
-    return HandlerResponse::Handled;
+    if (c != nullptr && c->refusal_) {
+      res.status = c->refusal_->status();
+      res.set_content(dump_json(c->refusal_->body()), "application/json");
+      return HandlerResponse::Handled;
+    }
+    if (access_.cors.enabled() && req.method == "OPTIONS") {
+      // A preflight, on any route: what a cross-origin request may do (the origin itself
+      // is added below, with every response's).
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", CorsPolicy::kAllowedMethods);
+      res.set_header("Access-Control-Allow-Headers",
+                     CorsPolicy::allowed_headers(req.get_header_value("Access-Control-Request-Headers")));
+      res.set_header("Access-Control-Max-Age", std::to_string(CorsPolicy::kMaxAgeSeconds));
+      return HandlerResponse::Handled;
+    }
+    return HandlerResponse::Unhandled;
   });
   // A client that waits for "100 Continue" before sending its body gets the refusal
   // instead (httplib writes it at once).
@@ -348,7 +370,16 @@ HttpFront::HttpFront(HttpLimits limits, HostPolicy hosts, Log log)
     return res.status;
   });
   set_error_handler(HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) { return on_error(req, res); }));
-  set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+  set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (access_.cors.enabled()) {
+      // The answer depends on Origin: caches must keep one per origin.
+      res.set_header("Vary", "Origin");
+      if (req.has_header("Origin") && access_.cors.allows(req.get_header_value("Origin")))
+        res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+    }
+    if (res.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+    // httplib writes "Content-Length: 0" for every empty body; a 204 has none (RFC 9110 8.6).
+    if (res.status == 204) res.headers.erase("Content-Length");
     Connection* c = t_connection;
     if (c == nullptr || !c->close_after_) return;
     res.headers.erase("Keep-Alive");
@@ -434,16 +465,28 @@ std::optional<ApiError> HttpFront::check_request(httplib::Request& req) const {
   }
   if (length.value_or(0) > limits_.max_body_bytes) return body_too_large(limits_.max_body_bytes);
 
-  if (hosts == 1 && !hosts_.allows_host(req.get_header_value("Host")))
+  if (hosts == 1 && !access_.hosts.allows_host(req.get_header_value("Host")))
     return ApiError(403,
                     str_cat("Host '", req.get_header_value("Host"),
                             "' is not one this server answers to (glass serve --allowed-hosts adds names)"),
                     "invalid_request_error", std::nullopt, "forbidden_host");
-  if (req.has_header("Origin") && !hosts_.allows_origin(req.get_header_value("Origin")))
+  if (req.has_header("Origin") && !access_.hosts.allows_origin(req.get_header_value("Origin")) &&
+      !access_.cors.allows(req.get_header_value("Origin")))
     return ApiError(403,
                     str_cat("Origin '", req.get_header_value("Origin"),
-                            "' may not use this server (glass serve --allowed-hosts adds names)"),
+                            "' may not use this server (glass serve --allowed-hosts or --cors-origin adds it)"),
                     "invalid_request_error", std::nullopt, "forbidden_origin");
+  if (access_.api_key && req.method != "OPTIONS") {
+    const bool open = (req.method == "GET" || req.method == "HEAD") &&
+                      std::find(access_.open_paths.begin(), access_.open_paths.end(), req.path) != access_.open_paths.end();
+    if (!open) {
+      // Two Authorization headers present no one key: an empty value, refused like a
+      // wrong key.
+      const size_t count = req.get_header_value_count("Authorization");
+      const std::string authorization = count == 1 ? req.get_header_value("Authorization") : std::string();
+      if (auto refusal = access_.api_key->refusal(count == 0 ? nullptr : &authorization)) return refusal;
+    }
+  }
   return std::nullopt;
 }
 
@@ -478,7 +521,7 @@ httplib::Server::HandlerResponse HttpFront::on_error(const httplib::Request& req
   }
   if (!e && !res.body.empty()) {
     if (c != nullptr && c->refusal_)
-      log_(str_cat(req.method, " ", req.path, " ", c->refusal_->status(), ": ", c->refusal_->what()));
+      log_(refused(req.method, req.path, c->refusal_->status(), c->refusal_->what()));
     return HandlerResponse::Unhandled;
   }
   if (!e) {
@@ -490,7 +533,7 @@ httplib::Server::HandlerResponse HttpFront::on_error(const httplib::Request& req
       e = ApiError(res.status, str_cat("The HTTP request could not be handled (status ", res.status, ")"),
                    res.status >= 500 ? "server_error" : "invalid_request_error");
   }
-  log_(str_cat(req.method.empty() ? "-" : req.method, " ", req.path.empty() ? "-" : req.path, " ", e->status(), ": ", e->what()));
+  log_(refused(req.method, req.path, e->status(), e->what()));
   res.status = e->status();
   res.set_content(dump_json(e->body()), "application/json");
   return HandlerResponse::Handled;
@@ -509,7 +552,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     stream.write_all(str_cat("HTTP/1.1 ", e.status(), " ", reason_phrase(e.status()),
                              "\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
                              "\r\nConnection: close\r\n\r\n", body));
-    log_(str_cat("- - ", e.status(), ": ", e.what()));
+    log_(refused("", "", e.status(), e.what()));
     stream.lingering_close();
   };
 
@@ -526,7 +569,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     char discard[4096];
     while (::recv(sock, discard, sizeof discard, MSG_DONTWAIT) > 0) {
     }
-    log_(str_cat("- - 503: too many open connections (", limits_.max_connections, ")"));
+    log_(refused("", "", 503, str_cat("too many open connections (", limits_.max_connections, ")")));
   } else {
     for (size_t served = 0; served < limits_.max_requests_per_connection; ++served) {
       if (stopping() || !stream.wait_for_request(limits_.keep_alive_timeout)) break;
@@ -547,7 +590,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
       } catch (const std::exception& e) {
         // Outside the handlers (which httplib guards), e.g. while a response streams:
         // end this connection, not the server.
-        log_(str_cat("- - connection closed: ", e.what()));
+        log_(refused("", "", std::nullopt, str_cat("connection closed: ", e.what())));
         break;
       }
       if (!connection.responded_) {

@@ -15,7 +15,10 @@
 //     connection closed: conflicting or malformed Content-Length (400), Content-Length
 //     with Transfer-Encoding or a coding other than chunked (400), a body on a GET
 //     (400), a length over the limit (413); a POST with neither is an empty body;
-//   - Host and Origin checked against a HostPolicy (403);
+//   - Host and Origin checked against a HostPolicy and the CORS origins (403), then the
+//     API key when there is one (401), all before the body is read;
+//   - CORS: the allowed origin and Vary: Origin on every response, and OPTIONS preflights
+//     answered 204 on any route (cors_policy.h);
 //   - no SO_REUSEPORT (a second server on the port fails to bind) and a listen backlog
 //     for bursts (httplib's listen() uses 5).
 // Every refusal has an OpenAI-style error body.
@@ -29,9 +32,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/api_error.h"
+#include "server/api_key.h"
+#include "server/cors_policy.h"
 #include "server/host_policy.h"
+#include "server/request_log.h"
 
 namespace glass::server {
 
@@ -45,6 +52,15 @@ struct HttpLimits {
   size_t max_header_bytes = 64 << 10;  // request line and headers; more: 431
   size_t max_body_bytes = size_t{8} << 20;
   int listen_backlog = 1024;
+};
+
+// Who may use the server, checked before a request's body is read.
+struct HttpAccess {
+  HostPolicy hosts;
+  CorsPolicy cors;
+  // Set: every request needs it but OPTIONS and GET (or HEAD) on `open_paths`.
+  std::optional<ApiKey> api_key;
+  std::vector<std::string> open_paths;
 };
 
 class ConnectionStream;
@@ -73,8 +89,10 @@ Connection* current_connection();
 
 class HttpFront : public httplib::Server {
  public:
-  using Log = std::function<void(const std::string&)>;
-  HttpFront(HttpLimits limits, HostPolicy hosts, Log log);
+  // Requests it answers itself (refused, timed out, unknown routes) and connections it
+  // drops, for the request log.
+  using Log = std::function<void(const RequestLogEntry&)>;
+  HttpFront(HttpLimits limits, HttpAccess access, Log log);
   ~HttpFront() override;
 
   // Binds and listens; returns the port (`port` 0: a free one). Throws glass::Error,
@@ -94,7 +112,7 @@ class HttpFront : public httplib::Server {
   bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
 
   HttpLimits limits_;
-  HostPolicy hosts_;
+  HttpAccess access_;
   Log log_;
 };
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <span>
 
 #include "runtime/chat_prompt.h"
 #include "server/api_error.h"
@@ -13,6 +14,8 @@
 #include "server/http_front.h"
 #include "server/openai_response.h"
 #include "server/request_log.h"
+#include "server/serving_metrics.h"
+#include "server/tokenize_endpoints.h"
 
 namespace glass::server {
 
@@ -41,6 +44,12 @@ void send_error(httplib::Response& res, const ApiError& e) {
   res.set_content(dump_json(e.body()), "application/json");
 }
 
+HttpAccess access_of(const ServerOptions& o) {
+  HttpAccess a{HostPolicy::make(o.host, o.allowed_hosts), CorsPolicy::make(o.cors_origins), std::nullopt, {"/health"}};
+  if (o.api_key) a.api_key = ApiKey::make(*o.api_key, "the API key");
+  return a;
+}
+
 std::string sse(const OJson& j) { return "data: " + dump_json(j) + "\n\n"; }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -53,7 +62,9 @@ struct OpenAIServer::Impl {
   Scheduler& scheduler;
   ServedModel model;
   ServerOptions options;
-  HttpFront http;
+  RequestLog request_log;
+  ServingMetrics metrics;
+  HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
   CompletionIds ids;
 
@@ -61,14 +72,25 @@ struct OpenAIServer::Impl {
       : scheduler(s),
         model(std::move(m)),
         options(std::move(o)),
-        http(limits_of(options), HostPolicy::make(options.host, options.allowed_hosts), [this](const std::string& line) { log(line); }) {
+        request_log(options.log_format, options.log_requests),
+        metrics(model.id, [this] { return scheduler.stats(); }),
+        http(limits_of(options), access_of(options), [this](const RequestLogEntry& e) { request_log.write(e); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
     http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
     routes();
   }
 
-  void log(const std::string& line) const {
-    if (options.log_requests) std::fprintf(stderr, "glass serve: %s\n", line.c_str());
+  // A request answered with an error before it ran.
+  void log_refusal(const httplib::Request& req, const ApiError& e, const std::string& request_id = "",
+                   std::optional<double> seconds = std::nullopt) const {
+    RequestLogEntry entry;
+    entry.method = req.method;
+    entry.path = req.path;
+    entry.status = e.status();
+    entry.request_id = request_id;
+    entry.error = e.what();
+    entry.seconds = seconds;
+    request_log.write(entry);
   }
 
   OJson model_json() const {
@@ -116,6 +138,25 @@ struct OpenAIServer::Impl {
     http.post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, Endpoint::completions);
     });
+    http.get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.render(), MetricsRegistry::kContentType);
+    });
+    http.post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      try {
+        res.set_content(dump_json(tokenize_response(req.body, model, scheduler.context_length())), "application/json");
+      } catch (const ApiError& e) {
+        log_refusal(req, e);
+        send_error(res, e);
+      }
+    });
+    http.post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+      try {
+        res.set_content(dump_json(detokenize_response(req.body, model)), "application/json");
+      } catch (const ApiError& e) {
+        log_refusal(req, e);
+        send_error(res, e);
+      }
+    });
 
     http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "unknown exception";
@@ -125,8 +166,9 @@ struct OpenAIServer::Impl {
         what = e.what();
       } catch (...) {
       }
-      log(str_cat(req.method, " ", req.path, " 500: ", what));
-      send_error(res, ApiError(500, str_cat("internal error: ", what), "server_error"));
+      const ApiError error(500, str_cat("internal error: ", what), "server_error");
+      log_refusal(req, error);
+      send_error(res, error);
     });
   }
 
@@ -163,8 +205,8 @@ struct OpenAIServer::Impl {
   }
 
   void complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-    const auto start = std::chrono::steady_clock::now();
-    const std::string route = str_cat(req.method, " ", req.path);
+    RequestClock clock{std::chrono::steady_clock::now(), std::nullopt, std::nullopt};
+    const std::string id = ids.next(endpoint);
     std::shared_ptr<CompletionRequest> request;
     std::shared_ptr<GenerationStream> stream;
     std::vector<int32_t> prompt;
@@ -186,35 +228,42 @@ struct OpenAIServer::Impl {
         throw ApiError(400, e.what(), "invalid_request_error");
       }
     } catch (const ApiError& e) {
-      log(str_cat(route, " ", e.status(), ": ", e.what()));
+      log_refusal(req, e, id, seconds_since(clock.arrival));
       return send_error(res, e);
     }
 
-    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, ids.next(endpoint), std::time(nullptr),
-                                                     model.id, prompt);
+    // The log line of this request, completed at its end.
+    RequestLogEntry entry;
+    entry.method = req.method;
+    entry.path = req.path;
+    entry.request_id = id;
+    entry.stream = request->stream;
+    entry.prompt_tokens = prompt.size();
+    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, id, std::time(nullptr), model.id, prompt);
     if (!request->stream) {
       // Nothing is written before the end, so no write fails when the client goes:
       // look at its connection after every token (and every kClientCheck), and cancel.
       Connection* connection = current_connection();
       GenerationStream::Update all;
       while (!all.ended()) {
+        const size_t seen = all.tokens.size();
         stream->next(all, kClientCheck);
+        metrics.tokens_arrived(clock, std::span(all.tokens).subspan(seen), prompt.size());
         if (!all.ended() && connection != nullptr && connection->client_gone()) {
           scheduler.cancel(*stream);
           connection->close_after_response();
-          log(request_log_line(
-              {route, 499, false, prompt.size(), all.tokens.size(), "client disconnected", seconds_since(start)}));
+          metrics.aborted();
+          end_entry(entry, clock, 499, all.tokens.size(), "", std::string(kClientDisconnected));
           return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
         }
       }
       if (all.error) {
-        log(request_log_line(
-            {route, 500, false, prompt.size(), all.tokens.size(), "error: " + *all.error, seconds_since(start)}));
+        end_entry(entry, clock, 500, all.tokens.size(), "", *all.error);
         return send_error(res, ApiError(500, *all.error, "server_error"));
       }
+      metrics.finished(clock, all.finished->finish);
       res.set_content(dump_json(builder->response(all.tokens, *all.finished)), "application/json");
-      log(request_log_line({route, 200, false, prompt.size(), static_cast<size_t>(all.finished->completion_tokens),
-                            std::string(all.finished->finish.name()), seconds_since(start)}));
+      end_entry(entry, clock, 200, static_cast<size_t>(all.finished->completion_tokens), std::string(all.finished->finish.name()), "");
       return;
     }
 
@@ -222,13 +271,16 @@ struct OpenAIServer::Impl {
       bool started = false;
       bool ended = false;
       size_t tokens = 0;
-      std::string outcome = "client disconnected";
+      RequestClock clock;
+      std::string finish_reason;  // glass's name, once finished
+      std::string error = std::string(kClientDisconnected);
     };
     auto state = std::make_shared<StreamState>();
+    state->clock = clock;
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [state, stream, request, builder](size_t, httplib::DataSink& sink) {
+        [this, state, stream, request, builder, n = prompt.size()](size_t, httplib::DataSink& sink) {
           std::string out;
           if (!state->started) {
             out = sse(builder->first_chunk());
@@ -237,17 +289,20 @@ struct OpenAIServer::Impl {
           GenerationStream::Update u;
           if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
             out = ": keep-alive\n\n";
+          metrics.tokens_arrived(state->clock, u.tokens, n);
           state->tokens += u.tokens.size();
           for (const StreamedToken& t : u.tokens)
             if (auto c = builder->token_chunk(t)) out += sse(*c);
           if (u.error) {
             out += sse(ApiError(500, *u.error, "server_error").body());
-            state->outcome = "error: " + *u.error;
+            state->error = *u.error;
           } else if (u.finished) {
             for (const OJson& c : builder->finish_chunks(*u.finished)) out += sse(c);
             if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
             state->tokens = static_cast<size_t>(u.finished->completion_tokens);
-            state->outcome = std::string(u.finished->finish.name());
+            state->finish_reason = std::string(u.finished->finish.name());
+            state->error.clear();
+            metrics.finished(state->clock, u.finished->finish);
           }
           if (u.ended()) {
             out += "data: [DONE]\n\n";
@@ -262,10 +317,25 @@ struct OpenAIServer::Impl {
           if (state->ended) sink.done();
           return true;
         },
-        [this, state, stream, route, start, n = prompt.size()](bool) {
-          if (!state->ended) scheduler.cancel(*stream);
-          log(request_log_line({route, 200, true, n, state->tokens, state->outcome, seconds_since(start)}));
+        [this, state, stream, entry](bool) mutable {
+          if (!state->ended) {
+            scheduler.cancel(*stream);
+            metrics.aborted();
+          }
+          end_entry(entry, state->clock, 200, state->tokens, state->finish_reason, state->error);
         });
+  }
+
+  // Completes a generated request's log line and writes it.
+  void end_entry(RequestLogEntry& entry, const RequestClock& clock, int status, size_t completion_tokens,
+                 std::string finish_reason, std::string error) const {
+    entry.status = status;
+    entry.completion_tokens = completion_tokens;
+    entry.finish_reason = std::move(finish_reason);
+    entry.error = std::move(error);
+    entry.first_token_seconds = clock.first_token_seconds();
+    entry.seconds = seconds_since(clock.arrival);
+    request_log.write(entry);
   }
 };
 

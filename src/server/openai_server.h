@@ -1,30 +1,34 @@
 // The OpenAI-compatible HTTP API over a Scheduler:
 //   POST /v1/chat/completions, POST /v1/completions (JSON, or server-sent events with
 //   "stream": true, ending in `data: [DONE]`), GET /v1/models, GET /v1/models/{id},
-//   GET /health.
+//   GET /health, GET /metrics (Prometheus, see serving_metrics.h), POST /tokenize and
+//   POST /detokenize (llama.cpp's and vLLM's shapes, see tokenize_endpoints.h).
 // Errors are OpenAI-style JSON objects: 400 invalid parameters or a prompt that does
-// not fit the context, 404 unknown routes and models, 413 bodies over the limit, 503
-// when the wait queue is full, 500 when a generation fails.
+// not fit the context, 401 a missing or wrong API key, 404 unknown routes and models,
+// 413 bodies over the limit, 503 when the wait queue is full, 500 when a generation
+// fails.
 //
 // cpp-httplib parses requests; HttpFront (server/http_front.h) owns the connections (a
-// thread each, deadlines, pipelining, framing and Host/Origin checks, the listening
-// socket). A handler tokenizes the request, submits it to the scheduler and writes what
-// its GenerationStream delivers. A streaming client that disconnects makes a write
-// fail: the request is cancelled and its KV blocks freed at once. Streams send an SSE
-// comment after a second of silence (queued or in a long prefill), so a client that
-// left is noticed then too. A non-streamed request looks at its connection after every
-// token (and every 100 ms while queued): a client that closed it (or reset it) cancels
-// the request the same way (logged as 499).
+// thread each, deadlines, pipelining, framing, Host/Origin, CORS and API key checks,
+// the listening socket). A handler tokenizes the request, submits it to the scheduler
+// and writes what its GenerationStream delivers. A streaming client that disconnects
+// makes a write fail: the request is cancelled and its KV blocks freed at once. Streams
+// send an SSE comment after a second of silence (queued or in a long prefill), so a
+// client that left is noticed then too. A non-streamed request looks at its connection
+// after every token (and every 100 ms while queued): a client that closed it (or reset
+// it) cancels the request the same way (logged as 499).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "chat/chat_template.h"
 #include "sampling/sampling_params.h"
+#include "server/request_log.h"
 #include "server/scheduler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -58,7 +62,14 @@ struct ServerOptions {
   // Origin may name besides the loopback ones. Empty: only loopback names when bound to
   // a loopback address, anything otherwise.
   std::vector<std::string> allowed_hosts;
+  // Set: every request but GET /health (and CORS preflights) must carry
+  // "Authorization: Bearer <key>"; others get 401. Must not be empty.
+  std::optional<std::string> api_key;
+  // Origins ("http://localhost:3000", or "*") whose web pages may read the responses
+  // (CORS, see cors_policy.h). Empty: no CORS headers.
+  std::vector<std::string> cors_origins;
   bool log_requests = true;  // one line per request on stderr
+  LogFormat log_format = LogFormat::text;
 };
 
 class OpenAIServer {

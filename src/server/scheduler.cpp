@@ -33,6 +33,7 @@ bool GenerationStream::cancelled() const {
 }
 
 void GenerationStream::push(StreamedToken token) {
+  token.emitted_at = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mutex_);
     pending_.tokens.push_back(std::move(token));

@@ -49,6 +49,9 @@ struct StreamedToken {
   // best `top_logprobs` alternatives, best first.
   float logprob = 0;
   std::vector<TokenLogprob> top;
+  // When the scheduler handed it over (GenerationStream::push): time to first token and
+  // inter-token latency are measured from it, not from when a handler woke up.
+  std::chrono::steady_clock::time_point emitted_at{};
 };
 
 struct FinishedGeneration {
@@ -113,8 +116,10 @@ struct SchedulerStats {
   int64_t kv_blocks_cached = 0;    // of those, kept for the prefixes they hold
   int64_t kv_blocks_evicted = 0;   // cached blocks reused for other positions so far
   int64_t kv_blocks_reserved = 0;  // promised to running requests and not yet taken
-  int64_t prefix_cache_queries = 0;  // prompt tokens of admitted requests
-  int64_t prefix_cache_hits = 0;     // of those, taken from the prefix cache
+  // Prompt tokens of admitted requests looked up in the prefix cache, and those found
+  // there (vLLM v1's prefix_cache_queries / prefix_cache_hits).
+  int64_t prefix_cache_queries = 0;
+  int64_t prefix_cache_hits = 0;
   int64_t forward_passes = 0;
   int64_t completed = 0;
   int64_t cancelled = 0;

@@ -1,5 +1,12 @@
 // glass serve's command line; the server itself is tested in tests/server.
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
 
 #include "support/test_support.h"
 
@@ -30,11 +37,33 @@ TEST(ServeCli, RefusesBadOptionsBeforeLoading) {
   EXPECT_NE(r.err.find("/nonexistent/model"), std::string::npos) << r.err;
 }
 
+TEST(ServeCli, RefusesEmptyKeysAndBadAccessOptionsBeforeLoading) {
+  auto r = run_glass("serve --api-key ''");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--api-key: the API key is empty"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("demo model"), std::string::npos) << "refused before loading: " << r.err;
+  r = test::run_command("GLASS_API_KEY= " + test::shell_quote(test::glass_binary()) + " serve");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("GLASS_API_KEY: the API key is empty"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("demo model"), std::string::npos) << r.err;
+  r = run_glass("serve --api-key 'my key'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--api-key: the API key has a space at byte 2"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("my key"), std::string::npos) << "the key is not repeated: " << r.err;
+  r = run_glass("serve --cors-origin http://localhost:3000 --cors-origin localhost:5173");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--cors-origin: 'localhost:5173' is not an origin"), std::string::npos) << r.err;
+  r = run_glass("serve --log-format xml");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--log-format: 'xml' is not one of text, json"), std::string::npos) << r.err;
+}
+
 TEST(ServeCli, HelpNamesTheOptions) {
   const auto r = run_glass("serve --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option : {"--host", "--port", "--parallel", "--queue", "--ctx-size", "--kv-budget-mb", "--model-name",
-                             "--allowed-hosts", "--header-timeout", "--request-timeout", "--max-connections"})
+                             "--allowed-hosts", "--header-timeout", "--request-timeout", "--max-connections", "--api-key",
+                             "--cors-origin", "--log-format", "GLASS_API_KEY"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 
@@ -49,7 +78,42 @@ TEST(ServeCli, StartsAndStopsOnSigterm) {
   EXPECT_NE(r.out.find("listening on http://127.0.0.1:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("exit 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("glass serve: stopped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CORS origins: off; API key: none"), std::string::npos) << r.out;
 }
 
+// The key from the environment: the server requires it (and says so) without printing it.
+TEST(ServeCli, TakesTheKeyFromTheEnvironment) {
+  test::TempDir tmp;
+  const std::string err = tmp.file("err"), pid_file = tmp.file("pid");
+  ASSERT_EQ(std::system(("GLASS_API_KEY=env-secret-key " + test::shell_quote(test::glass_binary()) + " serve --port 0 2>" +
+                         test::shell_quote(err) + " & echo $! >" + test::shell_quote(pid_file))
+                            .c_str()),
+            0);
+  const pid_t pid = static_cast<pid_t>(std::stol(test::read_string(pid_file)));
+  struct StopServer {
+    pid_t pid;
+    ~StopServer() { ::kill(pid, SIGTERM); }
+  } stop{pid};
+  // The port, from the line that announces it.
+  const std::string announce = "listening on http://127.0.0.1:";
+  std::string log;
+  for (int i = 0; i < 200 && log.find(announce) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log = test::read_string(err);
+  }
+  const size_t at = log.find(announce);
+  ASSERT_NE(at, std::string::npos) << log;
+  const int port = std::stoi(log.substr(at + announce.size()));
+  EXPECT_NE(log.find("API key: required"), std::string::npos) << log;
+
+  httplib::Client client("127.0.0.1", port);
+  auto without = client.Get("/v1/models");
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->status, 401);
+  auto with = client.Get("/v1/models", {{"Authorization", "Bearer env-secret-key"}});
+  ASSERT_TRUE(with);
+  EXPECT_EQ(with->status, 200);
+  EXPECT_EQ(test::read_string(err).find("env-secret-key"), std::string::npos) << "never printed";
+}
 }  // namespace
 }  // namespace glass

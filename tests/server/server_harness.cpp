@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 
 namespace glass::test {
 
@@ -43,6 +44,9 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   if (options.keep_alive_timeout_ms > 0) http.keep_alive_timeout = milliseconds(options.keep_alive_timeout_ms);
   if (options.max_connections > 0) http.max_connections = options.max_connections;
   http.allowed_hosts = options.allowed_hosts;
+  http.api_key = options.api_key;
+  http.cors_origins = options.cors_origins;
+  http.log_format = options.log_format;
   server_ = std::make_unique<server::OpenAIServer>(*scheduler_, served, http);
   port_ = server_->bind();
   thread_ = std::thread([this] { server_->listen(); });
@@ -61,18 +65,26 @@ httplib::Client TestServer::client() const {
 
 OJson HttpReply::json() const { return OJson::parse(body); }
 
-HttpReply post_json(const TestServer& server, const std::string& path, const std::string& body) {
-  httplib::Client c = server.client();
-  auto r = c.Post(path.c_str(), body, "application/json");
-  if (!r) return {0, "no response: " + httplib::to_string(r.error())};
-  return {r->status, r->body};
+std::string HttpReply::header(const std::string& name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? "" : it->second;
 }
 
-HttpReply get(const TestServer& server, const std::string& path) {
+HttpReply post_json(const TestServer& server, const std::string& path, const std::string& body) {
+  return send(server, "POST", path, {}, body);
+}
+
+HttpReply get(const TestServer& server, const std::string& path) { return send(server, "GET", path, {}); }
+
+HttpReply send(const TestServer& server, const std::string& method, const std::string& path, const httplib::Headers& headers,
+               const std::string& body) {
   httplib::Client c = server.client();
-  auto r = c.Get(path.c_str());
-  if (!r) return {0, "no response: " + httplib::to_string(r.error())};
-  return {r->status, r->body};
+  httplib::Result r = method == "POST"      ? c.Post(path.c_str(), headers, body, "application/json")
+                      : method == "OPTIONS" ? c.Options(path.c_str(), headers)
+                      : method == "GET"     ? c.Get(path.c_str(), headers)
+                                            : throw std::invalid_argument("send: no method " + method);
+  if (!r) return {0, "no response: " + httplib::to_string(r.error()), {}};
+  return {r->status, r->body, r->headers};
 }
 
 std::string chat_body(const std::string& user, const std::string& fields) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,6 +44,9 @@ struct TestServerOptions {
   size_t max_connections = 0;
   std::vector<std::string> allowed_hosts = {};
   bool prefix_cache = true;
+  std::optional<std::string> api_key = std::nullopt;
+  std::vector<std::string> cors_origins = {};
+  server::LogFormat log_format = server::LogFormat::text;
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json
@@ -78,10 +82,16 @@ class TestServer {
 struct HttpReply {
   int status = 0;  // 0: no response
   std::string body;
+  httplib::Headers headers;
   OJson json() const;
+  // The value of a response header; "" when there is none.
+  std::string header(const std::string& name) const;
 };
 HttpReply post_json(const TestServer& server, const std::string& path, const std::string& body);
 HttpReply get(const TestServer& server, const std::string& path);
+// GET, POST (a JSON body) or OPTIONS with extra request headers.
+HttpReply send(const TestServer& server, const std::string& method, const std::string& path, const httplib::Headers& headers,
+               const std::string& body = "");
 
 // The `data:` payloads of a server-sent-event stream, in order ("[DONE]" included).
 std::vector<std::string> sse_data(const std::string& body);
