@@ -103,10 +103,11 @@ function checkCompletion(kind, req, r) {
       return null;
     }
     const j = JSON.parse(r.text);
+    if (j.choices.length !== (req.n ?? 1)) return `${kind}: ${j.choices.length} choices for n = ${req.n ?? 1}`;
     const c = j.choices[0];
     const content = kind.startsWith('chat') ? c.message.content : c.text;
     if (typeof content !== 'string') return `${kind}: no text`;
-    if (j.usage.completion_tokens > req.max_tokens) return `${kind}: ${j.usage.completion_tokens} tokens > max_tokens`;
+    if (j.usage.completion_tokens > req.max_tokens * (req.n ?? 1)) return `${kind}: ${j.usage.completion_tokens} tokens > max_tokens`;
     if (!['stop', 'length'].includes(c.finish_reason)) return `${kind}: finish_reason ${c.finish_reason}`;
     return null;
   } catch (e) {
@@ -123,6 +124,7 @@ function validRequest() {
   else req.prompt = text(randInt(1, 40));
   if (kind.endsWith('stream')) { req.stream = true; if (rand() < 0.5) req.stream_options = { include_usage: true }; }
   if (rand() < 0.3) req.ignore_eos = true;
+  if (rand() < 0.15) req.n = 2;
   return { kind, path: kind.startsWith('chat') ? '/v1/chat/completions' : '/v1/completions', req };
 }
 
@@ -227,7 +229,8 @@ const invalidCases = [
   ['top_p out of range', 400, () => post('/v1/chat/completions', chat({ top_p: 7 }))],
   ['max_tokens negative', 400, () => post('/v1/chat/completions', chat({ max_tokens: -1 }))],
   ['top_logprobs 50', 400, () => post('/v1/chat/completions', chat({ logprobs: true, top_logprobs: 50 }))],
-  ['n 2', 400, () => post('/v1/chat/completions', chat({ n: 2 }))],
+  ['n 0', 400, () => post('/v1/chat/completions', chat({ n: 0 }))],
+  ['best_of under n', 400, () => post('/v1/completions', JSON.stringify({ prompt: 'hi', n: 3, best_of: 2 }))],
   ['token id out of vocabulary', 400, () => post('/v1/completions', JSON.stringify({ prompt: [999999999] }))],
   ['empty prompt', 400, () => post('/v1/completions', JSON.stringify({ prompt: '' }))],
   ['prompt over the context', 400, () => post('/v1/completions', JSON.stringify({ prompt: text(o.ctxSize + 50) }))],

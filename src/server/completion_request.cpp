@@ -116,8 +116,6 @@ void parse_prompt(const OJson& body, CompletionRequest& r) {
 
 // Fields that ask for something glass does not do: refused rather than ignored.
 void refuse_unsupported(const OJson& body, Endpoint endpoint) {
-  if (auto n = int_field(body, "n", 1, 128); n && *n != 1)
-    throw invalid_parameter("n", str_cat("'n' must be 1: glass returns one choice per request, got ", *n), "unsupported_value");
   if (const OJson* bias = field(body, "logit_bias")) {
     if (!bias->is_object()) throw wrong_type("logit_bias", "an object", *bias);
     if (!bias->empty()) throw invalid_parameter("logit_bias", "'logit_bias' is not supported", "unsupported_parameter");
@@ -125,8 +123,6 @@ void refuse_unsupported(const OJson& body, Endpoint endpoint) {
   if (endpoint == Endpoint::completions) {
     if (bool_field(body, "echo").value_or(false))
       throw invalid_parameter("echo", "'echo' is not supported", "unsupported_value");
-    if (auto best_of = int_field(body, "best_of", 1, 128); best_of && *best_of != 1)
-      throw invalid_parameter("best_of", "'best_of' must be 1", "unsupported_value");
     if (const OJson* suffix = field(body, "suffix")) {
       if (!suffix->is_string()) throw wrong_type("suffix", "a string", *suffix);
       if (!suffix->get<std::string>().empty())
@@ -215,6 +211,21 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
   r.ignore_eos = bool_field(body, "ignore_eos").value_or(false);
 
   r.stream = bool_field(body, "stream").value_or(false);
+  // n choices of the one prompt; completions' best_of generates that many and returns
+  // the n with the highest mean log probability per token (OpenAI's legacy rule), whole
+  // responses only.
+  r.n = static_cast<size_t>(int_field(body, "n", 1, kMaxChoices).value_or(1));
+  r.best_of = r.n;
+  if (endpoint == Endpoint::completions) {
+    if (auto best_of = int_field(body, "best_of", 1, kMaxChoices)) {
+      if (static_cast<size_t>(*best_of) < r.n)
+        throw invalid_parameter("best_of", str_cat("'best_of' (", *best_of, ") must be at least 'n' (", r.n, ")"));
+      r.best_of = static_cast<size_t>(*best_of);
+      if (r.best_of > r.n && r.stream)
+        throw invalid_parameter("best_of", "'best_of' greater than 'n' cannot be streamed: the best are known at the end",
+                                "unsupported_value");
+    }
+  }
   if (const OJson* options = field(body, "stream_options")) {
     if (!options->is_object()) throw wrong_type("stream_options", "an object", *options);
     if (!r.stream)

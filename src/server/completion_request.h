@@ -18,6 +18,10 @@ namespace glass::server {
 
 enum class Endpoint { chat_completions, completions };
 
+// The most choices (n, best_of) one request may ask for; the server also needs that many
+// running slots (--parallel).
+inline constexpr int64_t kMaxChoices = 128;
+
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::chat_completions;
   std::optional<std::string> model;
@@ -45,6 +49,8 @@ struct CompletionRequest {
   bool logprobs = false;
   size_t top_logprobs = 0;
   bool return_token_ids = false;  // extension: token_ids of the prompt and the choice
+  size_t n = 1;        // choices returned (1..kMaxChoices)
+  size_t best_of = 1;  // completions: choices generated, >= n (chat: n)
 };
 
 // The chat fields of a request body (chat completions, and /tokenize given messages):

@@ -16,8 +16,9 @@ int64_t code_points(std::string_view text) {
 std::string dump_json(const OJson& j) { return j.dump(-1, ' ', false, OJson::error_handler_t::replace); }
 
 ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokenizer& tokenizer, std::string id,
-                                 int64_t created, std::string model, std::vector<int32_t> prompt)
-    : request_(request),
+                                 int64_t created, std::string model, std::vector<int32_t> prompt, int index)
+    : index_(index),
+      request_(request),
       tokenizer_(tokenizer),
       id_(std::move(id)),
       created_(created),
@@ -78,7 +79,7 @@ OJson ResponseBuilder::response(const std::vector<StreamedToken>& tokens, const 
     ids.push_back(t.token);
   }
   const bool chat = request_.endpoint == Endpoint::chat_completions;
-  OJson choice = {{"index", 0}};
+  OJson choice = {{"index", index_}};
   if (chat && splitter_) {
     ReasoningPieces reply;
     for (const StreamedToken& t : tokens) {
@@ -116,7 +117,7 @@ OJson ResponseBuilder::chunk(OJson choice) const {
 }
 
 OJson ResponseBuilder::first_chunk() const {
-  OJson choice = {{"index", 0}};
+  OJson choice = {{"index", index_}};
   if (request_.endpoint == Endpoint::chat_completions) choice["delta"] = {{"role", "assistant"}, {"content", ""}};
   else choice["text"] = "";
   choice["logprobs"] = nullptr;
@@ -138,7 +139,7 @@ std::optional<OJson> ResponseBuilder::token_chunk(const StreamedToken& token) {
   const ReasoningPieces pieces = splitter_ ? splitter_->feed(token.text) : ReasoningPieces{"", token.text};
   const bool has_text = !pieces.reasoning.empty() || !pieces.content.empty();
   if (!has_text && !request_.logprobs && !request_.return_token_ids) return std::nullopt;
-  OJson choice = {{"index", 0}};
+  OJson choice = {{"index", index_}};
   if (chat) choice["delta"] = delta(pieces);
   else choice["text"] = pieces.content;
   choice["logprobs"] = logprobs({token});
@@ -153,9 +154,9 @@ std::vector<OJson> ResponseBuilder::finish_chunks(const FinishedGeneration& fini
   if (splitter_) {
     const ReasoningPieces rest = splitter_->finish();
     if (!rest.reasoning.empty() || !rest.content.empty())
-      chunks.push_back(chunk({{"index", 0}, {"delta", delta(rest)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
+      chunks.push_back(chunk({{"index", index_}, {"delta", delta(rest)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
   }
-  OJson choice = {{"index", 0}};
+  OJson choice = {{"index", index_}};
   if (chat) choice["delta"] = OJson::object();
   else choice["text"] = "";
   choice["logprobs"] = nullptr;
@@ -164,12 +165,47 @@ std::vector<OJson> ResponseBuilder::finish_chunks(const FinishedGeneration& fini
   return chunks;
 }
 
-OJson ResponseBuilder::usage_chunk(const FinishedGeneration& finished) const {
+OJson ResponseBuilder::usage_chunk(const FinishedGeneration& finished) const { return usage_chunk_of(usage(finished)); }
+
+OJson ResponseBuilder::usage_chunk_of(OJson usage) const {
   const bool chat = request_.endpoint == Endpoint::chat_completions;
   return {{"id", id_},           {"object", chat ? "chat.completion.chunk" : "text_completion"},
           {"created", created_}, {"model", model_},
           {"system_fingerprint", nullptr}, {"choices", OJson::array()},
-          {"usage", usage(finished)}};
+          {"usage", std::move(usage)}};
+}
+
+OJson combined_usage(const std::vector<OJson>& usages) {
+  if (usages.empty()) return nullptr;
+  OJson u = usages.front();
+  int64_t completion = 0, reasoning = 0;
+  bool any_reasoning = false;
+  for (const OJson& one : usages) {
+    completion += one["completion_tokens"].get<int64_t>();
+    if (one.contains("completion_tokens_details")) {
+      any_reasoning = true;
+      reasoning += one["completion_tokens_details"]["reasoning_tokens"].get<int64_t>();
+    }
+  }
+  u["completion_tokens"] = completion;
+  u["total_tokens"] = u["prompt_tokens"].get<int64_t>() + completion;
+  if (any_reasoning) u["completion_tokens_details"] = {{"reasoning_tokens", reasoning}};
+  return u;
+}
+
+OJson combined_response(std::vector<OJson> responses, const std::vector<size_t>& keep) {
+  std::vector<OJson> usages;
+  for (const OJson& r : responses) usages.push_back(r["usage"]);
+  OJson choices = OJson::array();
+  for (size_t i = 0; i < keep.size(); ++i) {
+    OJson c = responses.at(keep[i])["choices"][0];
+    c["index"] = i;
+    choices.push_back(std::move(c));
+  }
+  OJson out = std::move(responses.front());
+  out["choices"] = std::move(choices);
+  out["usage"] = combined_usage(usages);
+  return out;
 }
 
 }  // namespace glass::server

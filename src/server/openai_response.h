@@ -35,12 +35,13 @@ using OJson = nlohmann::ordered_json;
 // replaced by U+FFFD.
 std::string dump_json(const OJson& j);
 
-// One request's response, whole or as a stream of chunks. Keeps what the completions
-// logprobs format needs across chunks (the text offset).
+// One choice of a request's response, whole or as a stream of chunks (its `index` in
+// "choices"). Keeps what the completions logprobs format needs across chunks (the text
+// offset).
 class ResponseBuilder {
  public:
   ResponseBuilder(const CompletionRequest& request, const Tokenizer& tokenizer, std::string id, int64_t created,
-                  std::string model, std::vector<int32_t> prompt);
+                  std::string model, std::vector<int32_t> prompt, int index = 0);
 
   // The whole response of a non-streamed request.
   OJson response(const std::vector<StreamedToken>& tokens, const FinishedGeneration& finished);
@@ -55,6 +56,10 @@ class ResponseBuilder {
   // if any, then the chunk with the finish reason.
   std::vector<OJson> finish_chunks(const FinishedGeneration& finished);
   OJson usage_chunk(const FinishedGeneration& finished) const;
+  // The usage chunk of several choices (combined_usage of theirs).
+  OJson usage_chunk_of(OJson usage) const;
+  // The usage object of this choice alone.
+  OJson usage_of(const FinishedGeneration& finished) const { return usage(finished); }
 
  private:
   OJson chunk(OJson choice) const;
@@ -66,6 +71,7 @@ class ResponseBuilder {
   OJson logprobs(const std::vector<StreamedToken>& tokens);
   OJson token_entry(int32_t token, float logprob) const;
 
+  int index_;
   const CompletionRequest& request_;
   const Tokenizer& tokenizer_;
   std::string id_;
@@ -76,5 +82,14 @@ class ResponseBuilder {
   // chat, with a tokenizer that has think tags: reasoning apart from the answer.
   std::optional<ReasoningSplitter> splitter_;
 };
+
+// The usage of several choices of one prompt: the prompt (and its cached tokens) counted
+// once, completion tokens (and reasoning tokens) summed over every choice generated.
+OJson combined_usage(const std::vector<OJson>& usages);
+
+// One response of several choices: the choices of `responses` (whole responses of one
+// choice each) at the indices `keep`, in that order and numbered from 0, and the
+// combined usage of all of them (best_of bills every choice generated).
+OJson combined_response(std::vector<OJson> responses, const std::vector<size_t>& keep);
 
 }  // namespace glass::server

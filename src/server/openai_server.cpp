@@ -208,7 +208,7 @@ struct OpenAIServer::Impl {
     RequestClock clock{std::chrono::steady_clock::now(), std::nullopt, std::nullopt};
     const std::string id = ids.next(endpoint);
     std::shared_ptr<CompletionRequest> request;
-    std::shared_ptr<GenerationStream> stream;
+    std::vector<std::shared_ptr<GenerationStream>> streams;  // one per choice generated
     std::vector<int32_t> prompt;
     try {
       request = std::make_shared<CompletionRequest>(parse_completion_request(req.body, endpoint));
@@ -218,10 +218,18 @@ struct OpenAIServer::Impl {
       prompt = prompt_ids(*request);
       SchedulerRequest sr;
       sr.generation = {prompt, resolve_sampling(model.defaults, *request), 0, true};
-      sr.logprobs = request->logprobs;
+      // best_of ranks choices by their tokens' log probabilities: compute them.
+      sr.logprobs = request->logprobs || request->best_of > request->n;
       sr.top_logprobs = request->top_logprobs;
+      sr.n = request->best_of;
+      // Every choice runs at once, each a running sequence.
+      if (const size_t slots = scheduler.stats().max_running; sr.n > slots) {
+        const char* param = request->best_of > request->n ? "best_of" : "n";
+        throw invalid_parameter(param, str_cat("'", param, "' is ", sr.n, ", more choices than this server runs at once (",
+                                               slots, ", --parallel)"));
+      }
       try {
-        stream = scheduler.submit(std::move(sr));
+        streams = scheduler.submit_choices(std::move(sr));
       } catch (const Unavailable& e) {
         throw ApiError(503, e.what(), "server_error", std::nullopt, "server_busy");
       } catch (const Error& e) {
@@ -239,31 +247,54 @@ struct OpenAIServer::Impl {
     entry.request_id = id;
     entry.stream = request->stream;
     entry.prompt_tokens = prompt.size();
-    auto builder = std::make_shared<ResponseBuilder>(*request, *model.tokenizer, id, std::time(nullptr), model.id, prompt);
+    const int64_t created = std::time(nullptr);
+    std::vector<std::shared_ptr<ResponseBuilder>> builders;
+    for (size_t i = 0; i < streams.size(); ++i)
+      builders.push_back(std::make_shared<ResponseBuilder>(*request, *model.tokenizer, id, created, model.id, prompt,
+                                                           static_cast<int>(i)));
+    // Each choice its own clock (inter-token gaps are within a choice); the prompt is
+    // counted once.
+    std::vector<RequestClock> clocks(streams.size(), clock);
+    const auto prompt_count = [&](size_t choice) { return choice == 0 ? prompt.size() : size_t{0}; };
+    const auto cancel_all = [this](const std::vector<std::shared_ptr<GenerationStream>>& all) {
+      for (const auto& stream : all) scheduler.cancel(*stream);
+    };
+
     if (!request->stream) {
       // Nothing is written before the end, so no write fails when the client goes:
       // look at its connection after every token (and every kClientCheck), and cancel.
       Connection* connection = current_connection();
-      GenerationStream::Update all;
-      while (!all.ended()) {
-        const size_t seen = all.tokens.size();
-        stream->next(all, kClientCheck);
-        metrics.tokens_arrived(clock, std::span(all.tokens).subspan(seen), prompt.size());
-        if (!all.ended() && connection != nullptr && connection->client_gone()) {
-          scheduler.cancel(*stream);
-          connection->close_after_response();
-          metrics.aborted();
-          end_entry(entry, clock, 499, all.tokens.size(), "", std::string(kClientDisconnected));
-          return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
+      std::vector<GenerationStream::Update> all(streams.size());
+      size_t generated = 0;
+      for (size_t i = 0; i < streams.size(); ++i) {
+        while (!all[i].ended()) {
+          const size_t seen = all[i].tokens.size();
+          streams[i]->next(all[i], kClientCheck);
+          metrics.tokens_arrived(clocks[i], std::span(all[i].tokens).subspan(seen), prompt_count(i));
+          if (!all[i].ended() && connection != nullptr && connection->client_gone()) {
+            cancel_all(streams);
+            connection->close_after_response();
+            metrics.aborted();
+            end_entry(entry, clocks[0], 499, generated + all[i].tokens.size(), "", std::string(kClientDisconnected));
+            return send_error(res, ApiError(499, "the client disconnected", "invalid_request_error", std::nullopt, "client_closed_request"));
+          }
         }
+        generated += all[i].tokens.size();
+        if (all[i].error) {
+          cancel_all(streams);
+          end_entry(entry, clocks[0], 500, generated, "", *all[i].error);
+          return send_error(res, ApiError(500, *all[i].error, "server_error"));
+        }
+        metrics.finished(clocks[i], all[i].finished->finish);
       }
-      if (all.error) {
-        end_entry(entry, clock, 500, all.tokens.size(), "", *all.error);
-        return send_error(res, ApiError(500, *all.error, "server_error"));
-      }
-      metrics.finished(clock, all.finished->finish);
-      res.set_content(dump_json(builder->response(all.tokens, *all.finished)), "application/json");
-      end_entry(entry, clock, 200, static_cast<size_t>(all.finished->completion_tokens), std::string(all.finished->finish.name()), "");
+      std::vector<OJson> responses;
+      for (size_t i = 0; i < streams.size(); ++i) responses.push_back(builders[i]->response(all[i].tokens, *all[i].finished));
+      const std::vector<size_t> keep = best_choices(all, request->n);
+      const OJson body = streams.size() == 1 ? std::move(responses.front()) : combined_response(std::move(responses), keep);
+      res.set_content(dump_json(body), "application/json");
+      int64_t completion_tokens = 0;
+      for (const auto& u : all) completion_tokens += u.finished->completion_tokens;
+      end_entry(entry, clocks[0], 200, static_cast<size_t>(completion_tokens), std::string(all[keep.front()].finished->finish.name()), "");
       return;
     }
 
@@ -271,62 +302,103 @@ struct OpenAIServer::Impl {
       bool started = false;
       bool ended = false;
       size_t tokens = 0;
-      RequestClock clock;
-      std::string finish_reason;  // glass's name, once finished
+      std::vector<RequestClock> clocks;
+      std::vector<bool> choice_ended;
+      std::vector<OJson> usages;
+      std::string finish_reason;  // glass's name, once finished (the first choice's)
       std::string error = std::string(kClientDisconnected);
     };
     auto state = std::make_shared<StreamState>();
-    state->clock = clock;
+    state->clocks = clocks;
+    state->choice_ended.assign(streams.size(), false);
+    state->usages.resize(streams.size());
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, state, stream, request, builder, n = prompt.size()](size_t, httplib::DataSink& sink) {
+        [this, state, streams, request, builders, n = prompt.size()](size_t, httplib::DataSink& sink) {
           std::string out;
           if (!state->started) {
-            out = sse(builder->first_chunk());
+            for (const auto& builder : builders) out += sse(builder->first_chunk());
             state->started = true;
           }
-          GenerationStream::Update u;
-          if (!stream->next(u, out.empty() ? kHeartbeat : std::chrono::milliseconds(0)) && out.empty())
-            out = ": keep-alive\n\n";
-          metrics.tokens_arrived(state->clock, u.tokens, n);
-          state->tokens += u.tokens.size();
-          for (const StreamedToken& t : u.tokens)
-            if (auto c = builder->token_chunk(t)) out += sse(*c);
-          if (u.error) {
-            out += sse(ApiError(500, *u.error, "server_error").body());
-            state->error = *u.error;
-          } else if (u.finished) {
-            for (const OJson& c : builder->finish_chunks(*u.finished)) out += sse(c);
-            if (request->include_usage) out += sse(builder->usage_chunk(*u.finished));
-            state->tokens = static_cast<size_t>(u.finished->completion_tokens);
-            state->finish_reason = std::string(u.finished->finish.name());
-            state->error.clear();
-            metrics.finished(state->clock, u.finished->finish);
+          // The choices advance in the same forward passes: wait on the first still
+          // running, then take what the others have.
+          bool waited = false;
+          bool got_any = false;
+          bool failed = false;
+          for (size_t i = 0; i < streams.size() && !failed; ++i) {
+            if (state->choice_ended[i]) continue;
+            GenerationStream::Update u;
+            const auto timeout = waited || !out.empty() ? std::chrono::milliseconds(0) : kHeartbeat;
+            waited = true;
+            got_any = streams[i]->next(u, timeout) || got_any;
+            metrics.tokens_arrived(state->clocks[i], u.tokens, i == 0 ? n : 0);
+            state->tokens += u.tokens.size();
+            for (const StreamedToken& t : u.tokens)
+              if (auto c = builders[i]->token_chunk(t)) out += sse(*c);
+            if (u.error) {
+              out += sse(ApiError(500, *u.error, "server_error").body());
+              state->error = *u.error;
+              failed = true;
+            } else if (u.finished) {
+              for (const OJson& c : builders[i]->finish_chunks(*u.finished)) out += sse(c);
+              state->usages[i] = builders[i]->usage_of(*u.finished);
+              state->choice_ended[i] = true;
+              if (state->finish_reason.empty()) state->finish_reason = std::string(u.finished->finish.name());
+              metrics.finished(state->clocks[i], u.finished->finish);
+            }
           }
-          if (u.ended()) {
+          const bool all_ended = std::all_of(state->choice_ended.begin(), state->choice_ended.end(), [](bool e) { return e; });
+          if (failed || all_ended) {
+            if (!failed) {
+              const OJson usage = combined_usage(state->usages);
+              if (request->include_usage) out += sse(builders.front()->usage_chunk_of(usage));
+              state->tokens = static_cast<size_t>(usage["completion_tokens"].get<int64_t>());
+              state->error.clear();
+            }
             out += "data: [DONE]\n\n";
             state->ended = true;
           }
-          // Nothing printable yet (a token held back): write nothing, since an empty
-          // write would end the chunked body.
-          if (out.empty()) return true;
+          if (out.empty()) {
+            // A second of silence (queued, or a long prefill) gets a comment, which finds
+            // a client that left; a token held back (no text yet) gets nothing, since an
+            // empty write would end the chunked body.
+            if (got_any) return true;
+            out = ": keep-alive\n\n";
+          }
           // A failed write means the client is gone; returning false ends the response
           // and the releaser below cancels the generation.
           if (!sink.write(out.data(), out.size())) return false;
           if (state->ended) sink.done();
           return true;
         },
-        [this, state, stream, entry](bool) mutable {
-          if (!state->ended) {
-            scheduler.cancel(*stream);
-            metrics.aborted();
+        [this, state, streams, entry, cancel_all](bool) mutable {
+          if (!state->ended || !state->error.empty()) {
+            cancel_all(streams);
+            if (!state->ended) metrics.aborted();
           }
-          end_entry(entry, state->clock, 200, state->tokens, state->finish_reason, state->error);
+          if (!state->ended) state->finish_reason.clear();
+          end_entry(entry, state->clocks[0], 200, state->tokens, state->finish_reason, state->error);
         });
   }
 
-  // Completes a generated request's log line and writes it.
+  // The `n` choices with the highest mean log probability per token, best first; all of
+  // them in order when every choice is returned.
+  static std::vector<size_t> best_choices(const std::vector<GenerationStream::Update>& all, size_t n) {
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (n >= all.size()) return order;
+    std::vector<double> mean(all.size(), 0.0);
+    for (size_t i = 0; i < all.size(); ++i) {
+      double sum = 0;
+      for (const StreamedToken& t : all[i].tokens) sum += t.logprob;
+      mean[i] = all[i].tokens.empty() ? 0.0 : sum / static_cast<double>(all[i].tokens.size());
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean[a] > mean[b]; });
+    order.resize(n);
+    return order;
+  }
+
   void end_entry(RequestLogEntry& entry, const RequestClock& clock, int status, size_t completion_tokens,
                  std::string finish_reason, std::string error) const {
     entry.status = status;

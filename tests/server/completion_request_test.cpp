@@ -146,7 +146,8 @@ TEST(CompletionRequest, OutOfRangeValues) {
       {R"("top_logprobs": 21, "logprobs": true)", "top_logprobs"}, {R"("top_logprobs": 2)", "top_logprobs"},
       {R"("stop": ["a", "b", "c", "d", "e"])", "stop"}, {R"("stop": "")", "stop"},
       {R"("stream_options": {"include_usage": true})", "stream_options"},
-      {R"("n": 2)", "n"},                              {R"("logit_bias": {"5": 1})", "logit_bias"},
+      {R"("n": 0)", "n"},                              {R"("n": 129)", "n"},
+      {R"("logit_bias": {"5": 1})", "logit_bias"},
       {R"("response_format": {"type": "json_object"})", "response_format.type"},
   };
   for (const auto& [fields, param] : cases) {
@@ -156,6 +157,8 @@ TEST(CompletionRequest, OutOfRangeValues) {
   }
   EXPECT_EQ(error_of(R"({"prompt": "x", "logprobs": 6})", Endpoint::completions).param(), "logprobs");
   EXPECT_EQ(error_of(R"({"prompt": "x", "echo": true})", Endpoint::completions).param(), "echo");
+  EXPECT_EQ(error_of(R"({"prompt": "x", "n": 3, "best_of": 2})", Endpoint::completions).param(), "best_of");
+  EXPECT_EQ(error_of(R"({"prompt": "x", "best_of": 2, "stream": true})", Endpoint::completions).param(), "best_of");
   EXPECT_EQ(error_of(R"({"prompt": ["a", "b"]})", Endpoint::completions).param(), "prompt");
   EXPECT_EQ(error_of(R"({"prompt": [-1]})", Endpoint::completions).param(), "prompt");
   EXPECT_EQ(error_of(R"({"max_tokens": 3})", Endpoint::completions).param(), "prompt");

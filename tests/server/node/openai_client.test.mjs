@@ -72,6 +72,20 @@ test('non-streaming chat completion', async () => {
   assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
 });
 
+test('n choices, whole and streamed, each the single request with seed + index', async () => {
+  const params = { model: MODEL, messages: messages('Tell me'), max_tokens: 6, temperature: 1, seed: 30 };
+  const r = await client.chat.completions.create({ ...params, n: 3 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  for (const [i, c] of r.choices.entries()) {
+    const single = await client.chat.completions.create({ ...params, seed: 30 + i });
+    assert.equal(c.message.content, single.choices[0].message.content);
+  }
+  const stream = await client.chat.completions.create({ ...params, n: 3, stream: true });
+  const text = ['', '', ''];
+  for await (const chunk of stream) for (const c of chunk.choices) text[c.index] += c.delta.content ?? '';
+  assert.deepEqual(text, r.choices.map((c) => c.message.content));
+});
+
 test('streaming chat completion with usage equals the whole response', async () => {
   const params = { model: MODEL, messages: messages('Stream please'), max_tokens: 24, temperature: 0.8, seed: 7 };
   const whole = await client.chat.completions.create(params);
