@@ -46,7 +46,7 @@ void send_error(httplib::Response& res, const ApiError& e) {
 
 HttpAccess access_of(const ServerOptions& o) {
   HttpAccess a{HostPolicy::make(o.host, o.allowed_hosts), CorsPolicy::make(o.cors_origins), std::nullopt, {"/health"}};
-  if (o.api_key) a.api_key = ApiKey::make(*o.api_key, "the API key");
+  if (o.api_key) a.api_key = ApiKey::make(*o.api_key, "ServerOptions::api_key");
   return a;
 }
 

@@ -153,6 +153,12 @@ TEST(ServerAccess, EveryRouteButHealthNeedsTheKey) {
   EXPECT_EQ(log.find("sk-glass-test"), std::string::npos) << "the log never shows a key, sent or expected:\n" << log;
 }
 
+TEST(ServerAccess, AnEmptyKeyIsRefusedNotTakenAsNone) {
+  EXPECT_NE(thrown_error([] { TestServer s(demo_model_dir(), {.api_key = std::string()}); })
+                .find("ServerOptions::api_key: the API key is empty"),
+            std::string::npos);
+}
+
 TEST(ServerAccess, RefusedRequestsAreNotRead) {
   TestServer s(demo_model_dir(), {.api_key = std::string(kKey)});
   // A body the server would otherwise have to read: refused at the headers.
