@@ -5,16 +5,11 @@
 #include <utility>
 
 #include "base/error.h"
+#include "server/host_policy.h"
 
 namespace glass::server {
 
 namespace {
-
-std::string lowercase_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // RFC 9110 token characters: what a header name is made of.
 bool is_token_char(char c) {
@@ -50,9 +45,7 @@ std::optional<std::string> normalize_origin(std::string_view origin) {
 CorsPolicy CorsPolicy::make(const std::vector<std::string>& origins) {
   CorsPolicy p;
   for (const std::string& raw : origins) {
-    std::string_view entry(raw);
-    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
-    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
+    const std::string_view entry = trim_spaces(raw);
     if (entry == "*") {
       p.any_ = true;
       continue;

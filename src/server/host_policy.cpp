@@ -11,18 +11,24 @@
 
 namespace glass::server {
 
+std::string lowercase_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
 namespace {
 
 struct Authority {
   std::string host;  // lowercase, without a trailing dot; IPv6 in brackets
   std::optional<int> port;
 };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::optional<int> parse_port(std::string_view s) {
   if (s.empty() || s.size() > 5) return std::nullopt;
@@ -59,7 +65,7 @@ std::optional<Authority> parse_authority(std::string_view s) {
     std::string_view name = s.substr(0, colon);
     if (!name.empty() && name.back() == '.') name.remove_suffix(1);
     if (name.empty() || !std::all_of(name.begin(), name.end(), is_name_char)) return std::nullopt;
-    a.host = lower(name);
+    a.host = lowercase_ascii(name);
     rest = colon == std::string_view::npos ? std::string_view() : s.substr(colon);
   }
   if (!rest.empty()) {
@@ -87,7 +93,7 @@ bool is_wildcard_address(const std::string& host) {
 }  // namespace
 
 bool is_loopback_host(std::string_view host) {
-  std::string h = lower(host);
+  std::string h = lowercase_ascii(host);
   if (!h.empty() && h.back() == '.') h.pop_back();
   return is_loopback_name(h);
 }
@@ -95,9 +101,7 @@ bool is_loopback_host(std::string_view host) {
 HostPolicy HostPolicy::make(const std::string& bind_host, const std::vector<std::string>& allowed_hosts) {
   HostPolicy p;
   for (const std::string& raw : allowed_hosts) {
-    std::string_view entry(raw);
-    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
-    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
+    std::string_view entry = trim_spaces(raw);
     if (entry == "*") {
       p.any_ = true;
       continue;
@@ -145,7 +149,7 @@ bool HostPolicy::allows_origin(std::string_view origin) const {
   // scheme "://" authority [path]; "null" (sandboxed frames, file: pages) names no host.
   const size_t sep = origin.find("://");
   if (sep == std::string_view::npos || sep == 0) return false;
-  const std::string scheme = lower(origin.substr(0, sep));
+  const std::string scheme = lowercase_ascii(origin.substr(0, sep));
   std::string_view rest = origin.substr(sep + 3);
   rest = rest.substr(0, rest.find_first_of("/?#"));
   const std::optional<Authority> a = parse_authority(rest);

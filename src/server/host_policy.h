@@ -20,6 +20,11 @@
 
 namespace glass::server {
 
+// ASCII lowercase (host names, schemes); other bytes unchanged.
+std::string lowercase_ascii(std::string_view s);
+// `s` without leading and trailing spaces (entries of comma-separated flag values).
+std::string_view trim_spaces(std::string_view s);
+
 class HostPolicy {
  public:
   // Throws glass::Error naming an entry that is not a host pattern.
