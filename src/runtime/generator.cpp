@@ -184,12 +184,14 @@ std::optional<GenerationResult> Generator::take_result(int handle) {
   fail("no generation with handle ", handle);
 }
 
-bool Generator::next_block_computed_by(const std::vector<Sequence*>& others, const Sequence& s) const {
+bool Generator::next_block_computed_by(const std::vector<Prefill>& prefills, const Sequence& s) const {
   const int64_t end = s.prefilled + cache_.block_size();  // the block it would compute next
   if (end >= static_cast<int64_t>(s.request.prompt.size())) return false;  // not one it could attach
-  for (const Sequence* o : others) {
-    if (o->prefilled < end || static_cast<int64_t>(o->ids.size()) < end) continue;
-    if (std::equal(s.ids.begin(), s.ids.begin() + end, o->ids.begin())) return true;
+  for (const Prefill& p : prefills) {
+    // Only a chunk that ends that block in this pass publishes it after the pass; one
+    // computed earlier and still not attachable will not become so by waiting.
+    if (p.from >= end || p.sequence->prefilled < end) continue;
+    if (std::equal(s.ids.begin(), s.ids.begin() + end, p.sequence->ids.begin())) return true;
   }
   return false;
 }
@@ -207,6 +209,7 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
   };
   std::vector<Sampled> sampled;
   std::vector<Sequence*> in_pass;  // sequences with rows in this pass
+  std::vector<Prefill> prefills;   // of those, the prompt chunks: where each starts
   int64_t prompt_rows = 0;
   for (auto& ptr : sequences_) {
     Sequence& s = *ptr;
@@ -220,13 +223,14 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
         // and it waits a pass when another sequence is computing its next block in this
         // one (sixteen users sending one system prompt at once compute it once).
         s.cached = s.prefilled = cache_.attach_prefix(s.kv_sequence, s.ids);
-        if (next_block_computed_by(in_pass, s)) continue;
+        if (next_block_computed_by(prefills, s)) continue;
       }
       const int64_t take = std::min(budget, prompt_len - s.prefilled);
       for (int64_t i = 0; i < take; ++i) {
         const int64_t pos = s.prefilled + i;
         batch_.add(s.request.prompt[pos], static_cast<int32_t>(pos), s.kv_sequence, pos + 1 == prompt_len);
       }
+      prefills.push_back({&s, s.prefilled});
       s.prefilled += take;
       prompt_rows += take;
       in_pass.push_back(&s);

@@ -137,9 +137,14 @@ class Generator {
  private:
   struct Sequence;
   void finish(Sequence& s, FinishReason reason);
-  // Whether one of `others` (in the pass being built) computes, in it, the block `s`
-  // would compute next, from the same tokens.
-  bool next_block_computed_by(const std::vector<Sequence*>& others, const Sequence& s) const;
+  // A prompt chunk of the pass being built: its sequence, and its first position.
+  struct Prefill {
+    const Sequence* sequence;
+    int64_t from;
+  };
+  // Whether a chunk of `prefills` ends, in this pass, the block `s` would compute next,
+  // from the same tokens.
+  bool next_block_computed_by(const std::vector<Prefill>& prefills, const Sequence& s) const;
 
   const DecoderModel& model_;
   Kernels& kernels_;
