@@ -195,11 +195,12 @@ Command add_serve_command(CLI::App& app) {
             server::OpenAIServer server(scheduler, served, http);
             const int port = server.bind();
             std::fprintf(stderr,
-                         "glass serve: model \"%s\" (%s); context %lld tokens; KV cache %s (%lld tokens, %s); "
-                         "parallel %zu, queue %zu; %s\n",
+                         "glass serve: model \"%s\" (%s); context %lld tokens; KV cache %s (%lld tokens, %s, prefix "
+                         "cache %s); parallel %zu, queue %zu; %s\n",
                          served.id.c_str(), dir.c_str(), static_cast<long long>(scheduler.context_length()),
                          format_bytes(static_cast<double>(capacity * bytes_per_token)).c_str(),
-                         static_cast<long long>(capacity), kv_type_name(kv), o->parallel, o->queue,
+                         static_cast<long long>(capacity), kv_type_name(kv), o->no_prefix_cache ? "off" : "on",
+                         o->parallel, o->queue,
                          backend->description().c_str());
             std::fprintf(stderr, "glass serve: listening on http://%s:%d (Host/Origin allowed: %s; CORS origins: %s; API key: %s)\n",
                          o->host.c_str(), port, host_policy.describe().c_str(), cors_policy.describe().c_str(),

@@ -118,7 +118,7 @@ TEST(Cli, InspectKVCacheIsWhatTheModelCommandsAllocate) {
   EXPECT_EQ(kv["dtype"], "f32");
   const int64_t full = kv["bytes_full_context"].get<int64_t>();
   EXPECT_EQ(full, kv["bytes_per_token"].get<int64_t>() * 32768);
-  EXPECT_EQ(serve_kv, "KV cache " + format_bytes(static_cast<double>(full)) + " (32768 tokens, f32)");
+  EXPECT_EQ(serve_kv, "KV cache " + format_bytes(static_cast<double>(full)) + " (32768 tokens, f32, prefix cache on)");
 }
 
 // Issue 24 item 14: "KV cache (bf16)         256 bytes per token (256 B)" stood out of the
