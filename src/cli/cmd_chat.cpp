@@ -54,7 +54,7 @@ Command add_chat_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("chat", "Interactive chat; one message per line on stdin (/reset, /system TEXT, /exit)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   sub->add_option("--system", o->system, "System message");
   sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();

@@ -142,7 +142,7 @@ Command add_run_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Generate a continuation, streamed as it is produced");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompts, "Prompt text; repeat for a batch of prompts");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"; repeat for a batch");
   prompt->excludes(ids);

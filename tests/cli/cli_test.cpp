@@ -227,7 +227,8 @@ TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
       {"inspect --kv-type q4 ", "--kv-type"},
       {"convert --type Q4_K_X --out " + shell_quote(out) + " -m " + shell_quote(test::demo_model_dir()),
        "--type: \"Q4_K_X\" is not one of"},
-      {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.file("none")), "does not exist"},
+      {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.file("none")),
+       "no such file or folder; -m takes"},
       {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.path()), "config.json: missing"},
       {"convert --type Q8_0 --out " + shell_quote(tmp.file("no/such/dir/x.gguf")) + " -m " +
            shell_quote(test::demo_model_dir()),
