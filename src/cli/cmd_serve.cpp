@@ -65,7 +65,7 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--port", o->port, "Port (0: any free port; the chosen one is printed)")->capture_default_str();
   sub->add_option("--parallel", o->parallel, "Most sequences in one forward pass")->capture_default_str();
   sub->add_option("--queue", o->queue, "Most requests waiting for admission; more get 503")->capture_default_str();
-  sub->add_option("--ctx-size", o->ctx_size, "Context length per request (default: 4096, capped by the model's max_position_embeddings)");
+  sub->add_option("-c,--ctx-size", o->ctx_size, "Context length per request (default: 4096, capped by the model's max_position_embeddings)");
   sub->add_option("--kv-budget-mb", o->kv_budget_mb, "KV-cache memory in MiB (default: --parallel full contexts)");
   sub->add_option("--prefill-chunk", o->prefill_chunk, "Most prompt tokens one forward pass takes")->capture_default_str();
   sub->add_option("--max-body-mb", o->max_body_mb, "Largest request body in MiB; larger ones get 413")->capture_default_str();

@@ -285,9 +285,9 @@ TEST(Cli, CommandLineMistakesGetHelp) {
   EXPECT_NE(r.err.find("Commands: run chat serve"), std::string::npos) << r.err;
   r = run_glass("frobnicate");
   EXPECT_NE(r.err.find("'frobnicate' is not a glass command\n"), std::string::npos) << r.err;
-  r = run_glass("run --temp 0.5 -p hi");
+  r = run_glass("run --temper 0.5 -p hi");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("glass run: unknown option '--temp'; did you mean '--temperature'?"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("glass run: unknown option '--temper'; did you mean '--temperature'?"), std::string::npos) << r.err;
   r = run_glass("run --top_k=3 -p hi");
   EXPECT_NE(r.err.find("unknown option '--top_k'; did you mean '--top-k'?"), std::string::npos) << r.err;
 }
