@@ -1,12 +1,18 @@
 // -m ORG/NAME from a Hugging Face cache laid out as huggingface_hub lays it out: blobs named
 // by hashes, snapshots/<commit>/ of symlinks into ../../blobs/, refs/<name> holding a commit.
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <thread>
 
+#include "base/json_fields.h"
 #include "cli/hf_cache.h"
 #include "support/test_support.h"
 
@@ -157,6 +163,35 @@ TEST(HfCache, OtherCommandsTakeTheCacheToo) {
     EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
     EXPECT_NE(r.err.find("(the Hugging Face cache)"), std::string::npos) << args << ": " << r.err;
   }
+}
+
+// The server names a cached model by its repo id, as clients know it, not by its commit.
+TEST(HfCache, ServeNamesTheModelOrgName) {
+  test::TempDir hub, tmp;
+  add_snapshot(hub.path(), "Qwen/Demo", kMainCommit, folder_files(test::demo_model_dir()), {"main"});
+  const std::string err = tmp.file("err"), pid_file = tmp.file("pid");
+  ASSERT_EQ(std::system(("HF_HUB_CACHE=" + shell_quote(hub.path()) + " " + shell_quote(test::glass_binary()) +
+                         " serve -m Qwen/Demo --port 0 --quiet 2>" + shell_quote(err) + " & echo $! >" + shell_quote(pid_file))
+                            .c_str()),
+            0);
+  const pid_t pid = static_cast<pid_t>(std::stol(test::read_string(pid_file)));
+  struct StopServer {
+    pid_t pid;
+    ~StopServer() { ::kill(pid, SIGTERM); }
+  } stop{pid};
+  const std::string announce = "listening on http://127.0.0.1:";
+  std::string log;
+  for (int i = 0; i < 200 && log.find(announce) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log = test::read_string(err);
+  }
+  const size_t at = log.find(announce);
+  ASSERT_NE(at, std::string::npos) << log;
+  httplib::Client client("127.0.0.1", std::stoi(log.substr(at + announce.size())));
+  const auto models = client.Get("/v1/models");
+  ASSERT_TRUE(models);
+  ASSERT_EQ(models->status, 200);
+  EXPECT_EQ(Json::parse(models->body)["data"][0]["id"], "Qwen/Demo") << models->body;
 }
 
 // A GGUF of the demo model, written once per test that needs one.
