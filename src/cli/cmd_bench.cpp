@@ -66,7 +66,7 @@ Command add_bench_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("bench", "Prompt-processing and generation speed (like llama-bench)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   sub->add_option("-p,--prompt", o->prompt, "Prompt tokens processed in one batch (0 skips)")->capture_default_str();
   sub->add_option("-n,--generate", o->generate, "Decode steps (0 skips)")->capture_default_str();
   sub->add_option("-r,--repetitions", o->repetitions, "Repetitions; the best is reported")->capture_default_str();

@@ -54,9 +54,9 @@ Command add_chat_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("chat", "Interactive chat; one message per line on stdin (/reset, /system TEXT, /exit)");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   sub->add_option("--system", o->system, "System message");
-  sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
+  sub->add_option("-c,--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_option("--format", o->format, "text (streamed) or jsonl (one JSON object per reply)")->capture_default_str();
   o->template_options.add_to(sub, true);
   sub->add_flag("--no-prefix-cache", o->no_prefix_cache,
@@ -64,6 +64,9 @@ Command add_chat_command(CLI::App& app) {
                 "only what is new is computed)");
   sub->add_flag("--show-thinking", o->show_thinking,
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
+  // llama.cpp users type these to converse; chat always does, so they change nothing.
+  sub->add_flag("-i,--interactive,--conversation")
+      ->description("llama.cpp's -i / -cnv: accepted; glass chat is always a conversation");
   o->generation.add_to(sub);
   o->runtime.add_to(sub);
 

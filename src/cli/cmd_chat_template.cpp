@@ -40,7 +40,7 @@ Command add_chat_template_command(CLI::App& app) {
 
   return {sub, [o] {
             std::string dir = o->model;
-            if (!dir.empty()) check_model_path(dir, "");
+            if (!dir.empty()) dir = local_model_path(dir, "");
             if (dir.empty()) {
               dir = demo_model_dir();
               std::cerr << "glass: no -m given: using the built-in demo model's chat template (Qwen2.5)\n";

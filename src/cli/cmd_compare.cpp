@@ -117,7 +117,7 @@ Command add_compare_command(CLI::App& app) {
             if (o->vocab > 0) width = o->vocab;
             std::optional<Tokenizer> tokenizer;
             if (!o->model.empty()) {
-              check_model_path(o->model, "config.json");
+              o->model = local_model_path(o->model, "config.json");
               const bool gguf = is_gguf_path(o->model);
               const std::string config = gguf || (o->model.size() >= 5 && o->model.ends_with(".json"))
                                              ? o->model

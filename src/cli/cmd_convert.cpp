@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/model_source.h"
 #include "convert/gguf_convert.h"
 #include "convert/quant_preset.h"
 
@@ -28,6 +29,7 @@ Command add_convert_command(CLI::App& app) {
   sub->add_option("-t,--threads", o->threads, "Threads (default: every CPU)");
 
   return {sub, [o] {
+            o->model = local_model_path(o->model, "");
             ConvertOptions options;
             options.type = o->type;
             options.pure = o->pure;

@@ -171,7 +171,7 @@ Command add_inspect_command(CLI::App& app) {
             KVType kv;
             if (!parse_kv_type(o->kv_type.c_str(), &kv)) fail("--kv-type: \"", o->kv_type, "\" is not one of f32, f16, bf16");
             if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
-            if (!o->model.empty()) check_model_path(o->model, "config.json");
+            if (!o->model.empty()) o->model = local_model_path(o->model, "config.json");
             const bool config_only = !o->model.empty() && !is_directory(o->model) && !is_gguf_path(o->model);
             std::unique_ptr<Checkpoint> ckpt;
             ModelConfig c;

@@ -23,7 +23,7 @@ Command add_logits_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("logits", "Write the logits for token ids to a float32 file");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   sub->add_option("--ids", o->ids, "Token ids, e.g. \"9707 11 1879\"")->required();
   sub->add_flag("--all-positions", o->all_positions, "Logits at every position, not only the last");
   sub->add_option("--out", o->out, "Output file: float32 little-endian, shape [positions, vocab_size]")->required();

@@ -11,9 +11,11 @@
 #include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_fields.h"
+#include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/option_range.h"
 #include "cli/generation_options.h"
+#include "cli/llama_flags.h"
 #include "cli/model_source.h"
 #include "cli/runtime_options.h"
 #include "cli/token_ids.h"
@@ -131,10 +133,10 @@ std::string finish_sentence(const FinishReason& f, const Tokenizer& tok, const S
 Command add_run_command(CLI::App& app) {
   struct Options {
     std::string model, format = "text";
-    std::vector<std::string> prompts, ids;
+    std::vector<std::string> prompts, prompt_files, ids;
     size_t show_top = 0;
     int64_t ctx_size = 0;
-    bool no_special = false, chat = false, show_thinking = false;
+    bool no_special = false, chat = false, show_thinking = false, escapes = false, conversation = false;
     std::string system;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
@@ -142,14 +144,21 @@ Command add_run_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("run", "Generate a continuation, streamed as it is produced");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompts, "Prompt text; repeat for a batch of prompts");
+  auto* files = sub->add_option("-f,--file", o->prompt_files,
+                                "Prompt from a text file (one trailing newline dropped, as llama.cpp does); repeat for a "
+                                "batch, after the -p prompts");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"; repeat for a batch");
   prompt->excludes(ids);
+  files->excludes(ids);
+  sub->add_flag("-e,--escape", o->escapes, "Process escapes in the prompt and --system: \\n \\r \\t \\' \\\" \\\\ \\xHH (llama.cpp's -e)");
+  // llama.cpp's interactive modes: refused with the command that does it, see the callback.
+  sub->add_flag("-i,--interactive,--conversation", o->conversation, "llama.cpp's -i / -cnv: use glass chat for a conversation");
   sub->add_option("--format", o->format, "text (stream), json (one object at the end) or ndjson (one per step)")
       ->capture_default_str();
   sub->add_option("--show-top", o->show_top, "Per step: the N best candidates before and after the processors");
-  sub->add_option("--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
+  sub->add_option("-c,--ctx-size", o->ctx_size, "Context length (default: the model's max_position_embeddings)");
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
   auto* chat = sub->add_flag("--chat", o->chat, "Wrap each prompt as one user message with the checkpoint's chat template");
   sub->add_option("--system", o->system, "With --chat: a system message first")->needs(chat);
@@ -163,7 +172,27 @@ Command add_run_command(CLI::App& app) {
   return {sub, [o] {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")
               fail("--format: \"", o->format, "\" is not one of text, json, ndjson");
-            if (o->prompts.empty() && o->ids.empty()) fail("give a prompt with -p TEXT or --ids \"...\"");
+            // glass run generates once and exits; a conversation is glass chat's job, which
+            // has its own flags (no batch, no --ids, no --format json), so say which command
+            // rather than switch to it behind the user's back.
+            if (o->conversation)
+              fail("-i / -cnv / --interactive: glass run generates once; for a conversation run: glass chat",
+                   o->model.empty() ? "" : " -m " + o->model);
+            for (const std::string& path : o->prompt_files) {
+              std::string text;
+              try {
+                text = read_text_file(path, kMaxTextFileBytes, "a prompt");
+              } catch (const Error& e) {
+                fail("-f: ", e.what());
+              }
+              if (text.ends_with('\n')) text.pop_back();
+              o->prompts.push_back(std::move(text));
+            }
+            if (o->escapes) {
+              for (std::string& text : o->prompts) text = process_escapes(text);
+              o->system = process_escapes(o->system);
+            }
+            if (o->prompts.empty() && o->ids.empty()) fail("give a prompt with -p TEXT, -f FILE or --ids \"...\"");
             check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
             check_range("--show-top", o->show_top, 0, kMaxShowTop);
             const jinja::OrderedJson template_vars = o->template_options.resolve();

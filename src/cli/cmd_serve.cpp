@@ -59,13 +59,13 @@ Command add_serve_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat/completions, completions, models) with continuous batching");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
-  sub->add_option("--model-name", o->model_name, "The model id clients use and /v1/models lists (default: the folder's name)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
+  sub->add_option("--model-name", o->model_name, "The model id clients use and /v1/models lists (default: the folder's name; ORG/NAME for a model from the Hugging Face cache)");
   sub->add_option("--host", o->host, "Address to listen on")->capture_default_str();
   sub->add_option("--port", o->port, "Port (0: any free port; the chosen one is printed)")->capture_default_str();
   sub->add_option("--parallel", o->parallel, "Most sequences in one forward pass")->capture_default_str();
   sub->add_option("--queue", o->queue, "Most requests waiting for admission; more get 503")->capture_default_str();
-  sub->add_option("--ctx-size", o->ctx_size, "Context length per request (default: 4096, capped by the model's max_position_embeddings)");
+  sub->add_option("-c,--ctx-size", o->ctx_size, "Context length per request (default: 4096, capped by the model's max_position_embeddings)");
   sub->add_option("--kv-budget-mb", o->kv_budget_mb, "KV-cache memory in MiB (default: --parallel full contexts)");
   sub->add_option("--prefill-chunk", o->prefill_chunk, "Most prompt tokens one forward pass takes")->capture_default_str();
   sub->add_option("--max-body-mb", o->max_body_mb, "Largest request body in MiB; larger ones get 413")->capture_default_str();
@@ -172,7 +172,9 @@ Command add_serve_command(CLI::App& app) {
             server::Scheduler scheduler(model, backend->kernels(), cache, tokenizer, context, sched);
 
             server::ServedModel served;
-            served.id = o->model_name.empty() ? folder_name(dir) : o->model_name;
+            // A model from the Hugging Face cache is served under its repo id, not its commit.
+            const bool from_cache = !o->model.empty() && dir != o->model;
+            served.id = !o->model_name.empty() ? o->model_name : from_cache ? o->model : folder_name(dir);
             served.tokenizer = &tokenizer;
             served.chat_template = chat_template.get();
             served.defaults = defaults;

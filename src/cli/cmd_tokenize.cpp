@@ -24,8 +24,7 @@ namespace {
 // Qwen2.5 tokenizer (the demo's random weights do not matter here).
 Tokenizer load_tokenizer(const std::string& flag) {
   if (!flag.empty()) {
-    check_model_path(flag, "tokenizer.json");
-    return load_model_tokenizer(flag);
+    return load_model_tokenizer(local_model_path(flag, "tokenizer.json"));
   }
   std::cerr << "glass: no -m given: using the built-in demo model's tokenizer (the real Qwen2.5 tokenizer)\n";
   return load_model_tokenizer(demo_model_dir());

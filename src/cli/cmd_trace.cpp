@@ -126,7 +126,7 @@ Command add_trace_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("trace", "Show every stage of one forward pass: shapes, statistics, logit lens");
-  sub->add_option("-m,--model", o->model, "Checkpoint folder or GGUF file (default: the built-in demo model)");
+  sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   auto* prompt = sub->add_option("-p,--prompt", o->prompt, "Prompt text");
   auto* ids = sub->add_option("--ids", o->ids, "Prompt as token ids, e.g. \"9707 11 1879\"");
   prompt->excludes(ids);

@@ -28,17 +28,20 @@ void add_override(CLI::App* sub, const std::string& name, std::optional<T>& targ
 }  // namespace
 
 void GenerationOptions::add_to(CLI::App* sub) {
-  add_override(sub, "-n,--max-new-tokens", overrides.max_new_tokens,
-               "Most tokens to generate (default: generation_config.json's max_new_tokens; else run: 20, as "
+  add_override(sub, "-n,--max-new-tokens,--n-predict", overrides.max_new_tokens,
+               "Most tokens to generate (llama.cpp: -n, --n-predict; default: generation_config.json's max_new_tokens; else run: 20, as "
                "transformers; chat and serve: until the reply or the context ends)");
-  add_override(sub, "--temperature", overrides.temperature, "Softmax temperature; > 0 also turns sampling on, 0 means greedy");
+  add_override(sub, "--temperature,--temp", overrides.temperature,
+               "Softmax temperature; > 0 also turns sampling on, 0 means greedy (llama.cpp: --temp)");
   add_override(sub, "--top-k", overrides.top_k, "Keep the k most likely tokens (ties kept; 0: off)");
   add_override(sub, "--top-p", overrides.top_p, "Nucleus: keep the smallest set with probability >= p (1: off)");
   add_override(sub, "--min-p", overrides.min_p, "Drop tokens below min_p times the top probability (0: off)");
-  add_override(sub, "--repetition-penalty", overrides.repetition_penalty, "Penalize ids seen in prompt and output (1: off)");
+  add_override(sub, "--repetition-penalty,--repeat-penalty", overrides.repetition_penalty,
+               "Penalize ids seen in prompt and output (1: off; llama.cpp's --repeat-penalty, over every id seen rather "
+               "than the last 64)");
   add_override(sub, "--presence-penalty", overrides.presence_penalty, "OpenAI presence penalty over the output (0: off)");
   add_override(sub, "--frequency-penalty", overrides.frequency_penalty, "OpenAI frequency penalty over the output (0: off)");
-  sub->add_option("--seed", seed, "Seed of the sampler; -1: random, as by default (the seed used is reported)");
+  sub->add_option("-s,--seed", seed, "Seed of the sampler; -1: random, as by default (the seed used is reported)");
   sub->add_option_function<std::vector<std::string>>(
       "--stop", [this](const std::vector<std::string>& v) { overrides.stop_strings = v; },
       "Stop when the text contains this string (not printed); repeatable");

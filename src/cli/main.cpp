@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/llama_flags.h"
 #include "cli/suggest.h"
 
 namespace {
@@ -30,14 +31,15 @@ std::vector<std::string> command_names(const std::vector<Command>& commands) {
   return names;
 }
 
-// An unknown option of the chosen subcommand: its name and the closest known one. CLI11
-// would list every leftover argument, values before flags.
-bool explain_unknown_option(const std::vector<Command>& commands) {
+// An unknown option of the chosen subcommand: its name (as typed: -ngl, not the
+// --n-gpu-layers it was respelled to) and the closest known one. CLI11 would list every
+// leftover argument, values before flags.
+bool explain_unknown_option(const std::vector<Command>& commands, const std::vector<std::string>& typed_args) {
   for (const Command& c : commands) {
     if (!c.subcommand->parsed()) continue;
     for (const std::string& arg : c.subcommand->remaining()) {
       if (arg.size() < 2 || arg[0] != '-') continue;
-      const std::string name = arg.substr(0, arg.find('='));
+      const std::string name = glass::cli::as_typed(arg.substr(0, arg.find('=')), typed_args);
       std::vector<std::string> known;
       for (const CLI::Option* opt : c.subcommand->get_options()) {
         for (const std::string& s : opt->get_snames()) known.push_back("-" + s);
@@ -95,10 +97,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // llama.cpp's -ngl and -cnv, which CLI11 cannot name, in glass's spelling.
+  const std::vector<std::string> typed_args(argv, argv + argc);
+  std::vector<std::string> args = glass::cli::respell_llama_cpp_flags(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& a : args) arg_pointers.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ExtrasError& e) {
-    if (explain_unknown_option(commands)) return e.get_exit_code();
+    if (explain_unknown_option(commands, typed_args)) return e.get_exit_code();
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

@@ -1,5 +1,7 @@
 #include "cli/runtime_options.h"
 
+#include <iostream>
+
 #include "base/error.h"
 
 namespace glass::cli {
@@ -10,6 +12,9 @@ void RuntimeOptions::add_to(CLI::App* sub) {
   sub->add_option("--weight-type", weight_type,
                   str_cat("Convert weight matrices at load: ", encodable_weight_type_names(), " (default: as stored)"));
   sub->add_option("--kv-type", kv_type, "KV-cache element type: f32, f16, bf16")->capture_default_str();
+  sub->add_option_function<int>(
+      "--n-gpu-layers", [this](const int& n) { gpu_layers = n; },
+      "llama.cpp's -ngl N: accepted and ignored (this build runs on the CPU)");
 }
 
 LoadOptions RuntimeOptions::load_options() const {
@@ -29,6 +34,11 @@ KVType RuntimeOptions::kv() const {
   return t;
 }
 
-std::unique_ptr<Backend> RuntimeOptions::backend() const { return std::make_unique<Backend>(kernels, threads); }
+std::unique_ptr<Backend> RuntimeOptions::backend() const {
+  if (gpu_layers)
+    std::cerr << "glass: -ngl/--n-gpu-layers " << *gpu_layers << " ignored: this build runs on the CPU (--kernels "
+              << kernels << ")\n";
+  return std::make_unique<Backend>(kernels, threads);
+}
 
 }  // namespace glass::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -21,10 +22,13 @@ struct RuntimeOptions {
   int threads = 0;
   std::string weight_type;  // empty: as stored
   std::string kv_type = kDefaultKVType;
+  std::optional<int> gpu_layers;  // llama.cpp's -ngl: accepted so its command lines run; nothing to offload to
 
   void add_to(CLI::App* sub);
   LoadOptions load_options() const;
   KVType kv() const;
+  // The kernels; says on stderr that -ngl is ignored when it was given (every command that
+  // runs the model calls this once).
   std::unique_ptr<Backend> backend() const;
 };
 

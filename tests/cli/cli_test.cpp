@@ -227,7 +227,8 @@ TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
       {"inspect --kv-type q4 ", "--kv-type"},
       {"convert --type Q4_K_X --out " + shell_quote(out) + " -m " + shell_quote(test::demo_model_dir()),
        "--type: \"Q4_K_X\" is not one of"},
-      {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.file("none")), "does not exist"},
+      {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.file("none")),
+       "no such file or folder; -m takes"},
       {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.path()), "config.json: missing"},
       {"convert --type Q8_0 --out " + shell_quote(tmp.file("no/such/dir/x.gguf")) + " -m " +
            shell_quote(test::demo_model_dir()),
@@ -284,9 +285,9 @@ TEST(Cli, CommandLineMistakesGetHelp) {
   EXPECT_NE(r.err.find("Commands: run chat serve"), std::string::npos) << r.err;
   r = run_glass("frobnicate");
   EXPECT_NE(r.err.find("'frobnicate' is not a glass command\n"), std::string::npos) << r.err;
-  r = run_glass("run --temp 0.5 -p hi");
+  r = run_glass("run --temper 0.5 -p hi");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("glass run: unknown option '--temp'; did you mean '--temperature'?"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("glass run: unknown option '--temper'; did you mean '--temperature'?"), std::string::npos) << r.err;
   r = run_glass("run --top_k=3 -p hi");
   EXPECT_NE(r.err.find("unknown option '--top_k'; did you mean '--top-k'?"), std::string::npos) << r.err;
 }

@@ -116,7 +116,7 @@ TEST(Run, RefusesInvalidParametersNamingThem) {
   }
   auto r = run_glass("run");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("-p TEXT or --ids"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-p TEXT, -f FILE or --ids"), std::string::npos) << r.err;
   r = run_glass("run --ids 999999");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("outside the model's vocabulary"), std::string::npos) << r.err;
