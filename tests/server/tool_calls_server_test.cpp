@@ -20,6 +20,12 @@ namespace glass::server::test {
 namespace {
 
 using glass::test::demo_model_dir;
+using glass::test::HttpReply;
+using glass::test::post_json;
+using glass::test::sse_data;
+using glass::test::TempDir;
+using glass::test::TestServer;
+using glass::test::TestServerOptions;
 using glass::test::fixtures_root;
 using glass::test::qwen3_tokenizer_dir;
 
@@ -385,6 +391,82 @@ TEST(ToolCallRequests, AToolRoundTripRendersAsTheTemplateExpects) {
             "</tool_call><|im_end|>\n"
             "<|im_start|>user\n<tool_response>\n{\"temp_c\": 21}\n</tool_response><|im_end|>\n"
             "<|im_start|>assistant\n");
+}
+
+// A Qwen2.5 checkpoint whose greedy reply after the generation prompt ("...assistant\n")
+// is kReplyText then <|im_end|>: each token of it distinct, each followed by the next.
+const std::string kReplyText = R"(Sure.<tool_call>{"name":"get_weather","arguments":{"city": "Paris"}}</tool_call>)";
+void write_calling_model(const std::string& dir) {
+  const Tokenizer tokenizer = load_model_tokenizer(demo_model_dir());
+  std::vector<int32_t> ids = tokenizer.encode(kReplyText);
+  ids.insert(ids.begin(), 198);  // the prompt's last token, "\n"
+  ids.push_back(151645);         // <|im_end|>, eos
+  std::vector<std::pair<int32_t, int32_t>> next;
+  for (size_t i = 0; i + 1 < ids.size(); ++i) {
+    for (const auto& [from, to] : next) ASSERT_NE(from, ids[i]) << "a token twice in the reply: the chain would loop";
+    next.emplace_back(ids[i], ids[i + 1]);
+  }
+  glass::test::write_successor_model(dir, next, demo_model_dir());
+}
+
+// End to end: a model that calls a tool, served; the reply's block becomes a call only
+// for requests with tools, and the stream says the same as the whole response.
+TEST(ToolCallServer, AModelsCallReachesTheClient) {
+  TempDir dir;
+  write_calling_model(dir.path());
+  TestServer s(dir.path());
+  const HttpReply r = post_json(s, "/v1/chat/completions", body(kTools));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const OJson whole = r.json()["choices"][0];
+  EXPECT_EQ(whole["finish_reason"], "tool_calls") << r.body;
+  EXPECT_EQ(whole["message"]["content"], "Sure.");
+  ASSERT_EQ(whole["message"]["tool_calls"].size(), 1u) << r.body;
+  expect_call_id(whole["message"]["tool_calls"][0]["id"]);
+  EXPECT_EQ(whole["message"]["tool_calls"][0]["function"], OJson({{"name", "get_weather"}, {"arguments", R"({"city":"Paris"})"}}));
+
+  const HttpReply streamed = post_json(s, "/v1/chat/completions", body(kTools + R"(, "stream": true)"));
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::vector<OJson> chunks;
+  for (const std::string& d : sse_data(streamed.body))
+    if (d != "[DONE]") chunks.push_back(OJson::parse(d));
+  Reassembled st = reassemble(chunks);
+  EXPECT_EQ(st.finish_reason, "tool_calls");
+  ASSERT_EQ(st.message["tool_calls"].size(), 1u) << streamed.body;
+  expect_call_id(st.message["tool_calls"][0]["id"]);
+  st.message["tool_calls"][0]["id"] = whole["message"]["tool_calls"][0]["id"];
+  EXPECT_EQ(st.message, whole["message"]);
+
+  // Without tools, or with tool_choice "none": the text as the model wrote it.
+  for (const std::string& fields : {std::string(""), kTools + R"(, "tool_choice": "none")"}) {
+    const OJson raw = post_json(s, "/v1/chat/completions", body(fields)).json()["choices"][0];
+    EXPECT_EQ(raw["message"]["content"], kReplyText) << fields;
+    EXPECT_EQ(raw["finish_reason"], "stop");
+  }
+  // What cannot be honoured is refused over HTTP too.
+  const HttpReply required = post_json(s, "/v1/chat/completions", body(kTools + R"(, "tool_choice": "required")"));
+  EXPECT_EQ(required.status, 400);
+  EXPECT_EQ(required.json()["error"]["param"], "tool_choice");
+
+  // The next step of the conversation: the call and its result go back in.
+  const std::string next_step = R"({"tools": [{"type": "function", "function": {"name": "get_weather"}}], "messages": [
+      {"role": "user", "content": "Weather?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+       "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "21 C"}]})";
+  const HttpReply next = post_json(s, "/v1/chat/completions", next_step);
+  EXPECT_EQ(next.status, 200) << next.body;
+}
+
+TEST(ToolCallServer, ToolCallParserNoneLeavesTheTextAlone) {
+  TempDir dir;
+  write_calling_model(dir.path());
+  TestServerOptions options;
+  options.tool_call_format = ToolCallFormat::none;
+  TestServer s(dir.path(), options);
+  const OJson raw = post_json(s, "/v1/chat/completions", body(kTools)).json()["choices"][0];
+  EXPECT_EQ(raw["message"]["content"], kReplyText);
+  EXPECT_FALSE(raw["message"].contains("tool_calls"));
+  EXPECT_EQ(raw["finish_reason"], "stop");
 }
 
 }  // namespace
