@@ -49,6 +49,7 @@ Command add_serve_command(CLI::App& app) {
     int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = 512, max_body_mb = 8;
     std::vector<std::string> allowed_hosts, cors_origins;
     std::string api_key, log_format = "text";
+    std::string tool_call_parser;  // empty: the chat template's
     double header_timeout = 10, request_timeout = 60, keep_alive_timeout = 5;
     size_t max_connections = 512;
     bool quiet = false;
@@ -91,6 +92,9 @@ Command add_serve_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--max-connections", o->max_connections, "Most open connections (a thread each); the next gets 503")
       ->capture_default_str();
+  sub->add_option("--tool-call-parser", o->tool_call_parser,
+                  "How tool calls are read out of replies to requests with tools: hermes (<tool_call> blocks, Qwen2.5 "
+                  "and Qwen3) or none (the raw text). Default: hermes when the chat template prompts for <tool_call>");
   sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr");
   sub->add_flag("--no-prefix-cache", o->no_prefix_cache,
                 "Compute every prompt from its first token (by default, full KV blocks of earlier prompts and replies are "
@@ -119,6 +123,9 @@ Command add_serve_command(CLI::App& app) {
             const server::HostPolicy host_policy = server::HostPolicy::make(o->host, o->allowed_hosts);
             const server::CorsPolicy cors_policy = server::CorsPolicy::make(o->cors_origins);
             const server::LogFormat log_format = server::parse_log_format(o->log_format);
+            std::optional<ToolCallFormat> tool_call_format;
+            if (sub->count("--tool-call-parser") > 0)
+              tool_call_format = parse_tool_call_format(o->tool_call_parser, "--tool-call-parser");
             std::optional<std::string> api_key;
             if (sub->count("--api-key") > 0) {
               server::ApiKey::make(o->api_key, "--api-key");
@@ -179,6 +186,7 @@ Command add_serve_command(CLI::App& app) {
             served.chat_template = chat_template.get();
             served.defaults = defaults;
             served.chat_template_kwargs = template_vars;
+            served.tool_call_format = tool_call_format;
             server::ServerOptions http;
             http.host = o->host;
             http.port = o->port;

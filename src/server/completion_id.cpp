@@ -18,13 +18,19 @@ std::mt19937_64 seeded_engine() {
 
 CompletionIds::CompletionIds() : engine_(seeded_engine()) {}
 
-std::string CompletionIds::next(Endpoint endpoint) {
+std::string CompletionIds::random_chars(size_t n) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   std::uniform_int_distribution<size_t> pick(0, sizeof kAlphabet - 2);
-  std::string id = endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-";
+  std::string chars;
   const std::lock_guard<std::mutex> lock(mutex_);
-  for (size_t i = 0; i < kRandomChars; ++i) id += kAlphabet[pick(engine_)];
-  return id;
+  for (size_t i = 0; i < n; ++i) chars += kAlphabet[pick(engine_)];
+  return chars;
 }
+
+std::string CompletionIds::next(Endpoint endpoint) {
+  return (endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-") + random_chars(kRandomChars);
+}
+
+std::string CompletionIds::next_tool_call() { return "call_" + random_chars(24); }
 
 }  // namespace glass::server

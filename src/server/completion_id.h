@@ -19,8 +19,13 @@ class CompletionIds {
   CompletionIds();  // seeded from std::random_device
   // Safe from any thread.
   std::string next(Endpoint endpoint);
+  // A tool call's id: "call_" and 24 random letters and digits, as OpenAI's. Safe from
+  // any thread.
+  std::string next_tool_call();
 
  private:
+  std::string random_chars(size_t n);
+
   std::mutex mutex_;
   std::mt19937_64 engine_;
 };

@@ -58,6 +58,96 @@ std::string content_text(const OJson& content, const std::string& param) {
   return text;
 }
 
+// An assistant message's tool_calls as the chat templates read them: OpenAI sends each
+// call's arguments as a JSON string; Qwen2.5's template writes `arguments | tojson`, so
+// they become the object (as vLLM does).
+OJson parse_tool_calls_field(const OJson& calls, const std::string& where) {
+  if (!calls.is_array()) throw wrong_type(where, "an array", calls);
+  OJson out = calls;
+  for (size_t j = 0; j < out.size(); ++j) {
+    const std::string call = str_cat(where, "[", j, "]");
+    if (!out[j].is_object()) throw wrong_type(call, "an object", out[j]);
+    const OJson* function = field(out[j], "function");
+    if (function == nullptr)
+      throw invalid_parameter(call + ".function", "'" + call + ".function' is required", "missing_required_parameter");
+    if (!function->is_object()) throw wrong_type(call + ".function", "an object", *function);
+    const OJson* name = field(*function, "name");
+    if (name == nullptr || !name->is_string() || name->get_ref<const std::string&>().empty())
+      throw invalid_parameter(call + ".function.name", "'" + call + ".function.name' must be a non-empty string");
+    const std::string param = call + ".function.arguments";
+    const OJson* arguments = field(*function, "arguments");
+    if (arguments == nullptr) throw invalid_parameter(param, "'" + param + "' is required", "missing_required_parameter");
+    if (arguments->is_string()) {
+      OJson object;
+      try {
+        object = parse_ordered_json(arguments->get_ref<const std::string&>(), param);
+      } catch (const JsonInputError& e) {
+        throw invalid_parameter(param, str_cat("'", param, "' must be a JSON object in a string: it ", e.reason()));
+      }
+      if (!object.is_object()) throw wrong_type(param, "a JSON object (in a string)", object);
+      out[j]["function"]["arguments"] = std::move(object);
+    } else if (!arguments->is_object()) {
+      throw wrong_type(param, "a string holding a JSON object", *arguments);
+    }
+  }
+  return out;
+}
+
+// Each tool a function with a name, as OpenAI's API takes them.
+void check_tools(const OJson& tools) {
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const OJson& t = tools[i];
+    const std::string where = str_cat("tools[", i, "]");
+    if (!t.is_object()) throw wrong_type(where, "an object", t);
+    if (const OJson* type = field(t, "type"); type != nullptr && *type != "function")
+      throw invalid_parameter(where + ".type", str_cat("'", where, ".type' must be 'function'"));
+    const OJson* function = field(t, "function");
+    if (function == nullptr)
+      throw invalid_parameter(where + ".function", "'" + where + ".function' is required", "missing_required_parameter");
+    if (!function->is_object()) throw wrong_type(where + ".function", "an object", *function);
+    const OJson* name = field(*function, "name");
+    if (name == nullptr)
+      throw invalid_parameter(where + ".function.name", "'" + where + ".function.name' is required",
+                              "missing_required_parameter");
+    if (!name->is_string() || name->get_ref<const std::string&>().empty())
+      throw invalid_parameter(where + ".function.name", "'" + where + ".function.name' must be a non-empty string");
+  }
+}
+
+// tool_choice: "auto" (the default) and "none" are honoured; "required" and a named
+// function would need decoding constrained to a call, which glass does not do yet.
+// Returns whether tool calls are read out of the reply.
+bool parse_tool_choice(const OJson& body, const OJson& tools) {
+  const bool have_tools = !tools.is_null();
+  const OJson* choice = field(body, "tool_choice");
+  if (choice == nullptr) return have_tools;
+  if (choice->is_string()) {
+    const std::string& c = choice->get_ref<const std::string&>();
+    if (c == "none") return false;
+    if (c == "auto") return have_tools;
+    if (c == "required")
+      throw invalid_parameter("tool_choice", "tool_choice 'required' is not supported: glass cannot force a call without "
+                              "constrained decoding; use 'auto'", "unsupported_value");
+    throw invalid_parameter("tool_choice", str_cat("'tool_choice' must be 'none', 'auto', 'required' or a function; got '",
+                                                   text_excerpt(c), "'"));
+  }
+  if (!choice->is_object()) throw wrong_type("tool_choice", "a string or an object", *choice);
+  const OJson* function = field(*choice, "function");
+  const OJson* name = function != nullptr && function->is_object() ? field(*function, "name") : nullptr;
+  if (name == nullptr || !name->is_string())
+    throw invalid_parameter("tool_choice", "'tool_choice' as an object must be {\"type\": \"function\", \"function\": "
+                            "{\"name\": ...}}");
+  const std::string& wanted = name->get_ref<const std::string&>();
+  bool listed = false;
+  if (have_tools)
+    for (const OJson& t : tools) listed = listed || t["function"]["name"] == wanted;
+  if (!listed)
+    throw invalid_parameter("tool_choice", str_cat("'tool_choice' names the function '", text_excerpt(wanted),
+                                                   "', which is not in 'tools'"));
+  throw invalid_parameter("tool_choice", "'tool_choice' naming a function is not supported: glass cannot force a call "
+                          "without constrained decoding; use 'auto'", "unsupported_value");
+}
+
 OJson parse_messages(const OJson& body) {
   const OJson* v = field(body, "messages");
   if (v == nullptr) throw invalid_parameter("messages", "'messages' is required", "missing_required_parameter");
@@ -80,12 +170,16 @@ OJson parse_messages(const OJson& body) {
     out["role"] = r;
     const OJson* content = field(m, "content");
     if (content == nullptr) {
-      // An assistant turn that only calls tools has no content.
+      // An assistant turn that only calls tools has no content (OpenAI sends null);
+      // templates read it as text (Qwen3's: '</think>' in message.content).
       if (!(r == "assistant" && field(m, "tool_calls") != nullptr))
         throw invalid_parameter(where + ".content", "'" + where + ".content' is required", "missing_required_parameter");
+      out["content"] = "";
     } else {
       out["content"] = content_text(*content, where + ".content");
     }
+    if (const OJson* calls = field(m, "tool_calls"); calls != nullptr && r == "assistant")
+      out["tool_calls"] = parse_tool_calls_field(*calls, where + ".tool_calls");
     messages.push_back(std::move(out));
   }
   return messages;
@@ -146,8 +240,7 @@ ChatInput parse_chat_input(const OJson& body) {
   input.messages = parse_messages(body);
   if (const OJson* tools = field(body, "tools")) {
     if (!tools->is_array()) throw wrong_type("tools", "an array", *tools);
-    for (const OJson& t : *tools)
-      if (!t.is_object()) throw wrong_type("tools", "an array of objects", t);
+    check_tools(*tools);
     if (!tools->empty()) input.tools = *tools;
   }
   if (const OJson* vars = field(body, "chat_template_kwargs")) {
@@ -177,6 +270,8 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
     r.messages = std::move(input.messages);
     r.tools = std::move(input.tools);
     r.chat_template_kwargs = std::move(input.chat_template_kwargs);
+    r.parse_tool_calls = parse_tool_choice(body, r.tools);
+    r.parallel_tool_calls = bool_field(body, "parallel_tool_calls").value_or(true);
   } else {
     parse_prompt(body, r);
   }

@@ -1,7 +1,7 @@
 // The body of POST /v1/chat/completions and /v1/completions, parsed and validated.
 // Every field is checked for type and range before anything runs; errors are
-// ApiError 400 naming the parameter. Fields glass does not use (user, metadata,
-// tool_choice, ...) are accepted and ignored; fields whose requested behaviour glass
+// ApiError 400 naming the parameter. Fields glass does not use (user, metadata, ...)
+// are accepted and ignored; fields whose requested behaviour glass
 // does not have (n > 1, echo, logit_bias, a JSON response_format, ...) are refused.
 #pragma once
 
@@ -32,6 +32,10 @@ struct CompletionRequest {
   jinja::OrderedJson tools;
   // chat: extra chat template variables (vLLM's extension), e.g. {"enable_thinking": false}.
   jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();
+  // chat: whether tool calls are read out of the reply (tools given, tool_choice not
+  // "none"), and whether more than the first is returned (parallel_tool_calls).
+  bool parse_tool_calls = false;
+  bool parallel_tool_calls = true;
   // completions: the prompt as text, or as token ids.
   std::optional<std::string> prompt_text;
   std::vector<int32_t> prompt_ids;
@@ -54,9 +58,10 @@ struct CompletionRequest {
 };
 
 // The chat fields of a request body (chat completions, and /tokenize given messages):
-// "messages" (required; text content parts joined, "developer" as "system"), "tools"
-// (null when absent or empty) and "chat_template_kwargs". Throws ApiError 400 naming the
-// field at fault.
+// "messages" (required; text content parts joined, "developer" as "system", the
+// arguments of an assistant's tool_calls parsed from OpenAI's JSON string into an object,
+// as the chat templates take them), "tools" (null when absent or empty; each a function
+// with a name) and "chat_template_kwargs". Throws ApiError 400 naming the field at fault.
 struct ChatInput {
   jinja::OrderedJson messages;
   jinja::OrderedJson tools;

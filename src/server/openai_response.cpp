@@ -1,5 +1,7 @@
 #include "server/openai_response.h"
 
+#include "base/error.h"
+
 namespace glass::server {
 
 namespace {
@@ -16,15 +18,64 @@ int64_t code_points(std::string_view text) {
 std::string dump_json(const OJson& j) { return j.dump(-1, ' ', false, OJson::error_handler_t::replace); }
 
 ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokenizer& tokenizer, std::string id,
-                                 int64_t created, std::string model, std::vector<int32_t> prompt, int index)
+                                 int64_t created, std::string model, std::vector<int32_t> prompt, int index,
+                                 ToolCallFormat tool_call_format, CompletionIds* tool_call_ids)
     : index_(index),
       request_(request),
       tokenizer_(tokenizer),
       id_(std::move(id)),
       created_(created),
       model_(std::move(model)),
-      prompt_(std::move(prompt)) {
-  if (request_.endpoint == Endpoint::chat_completions) splitter_ = reasoning_splitter_for(tokenizer_, prompt_);
+      prompt_(std::move(prompt)),
+      tool_call_ids_(tool_call_ids) {
+  if (request_.endpoint != Endpoint::chat_completions) return;
+  splitter_ = reasoning_splitter_for(tokenizer_, prompt_);
+  if (request_.parse_tool_calls && tool_call_format == ToolCallFormat::hermes) {
+    if (tool_call_ids_ == nullptr) fail("ResponseBuilder: reading tool calls needs tool_call_ids to name them");
+    tool_parser_.emplace();
+  }
+}
+
+ResponseBuilder::ReplyPieces ResponseBuilder::take_calls(ReasoningPieces pieces, bool last) {
+  ReplyPieces out{std::move(pieces.reasoning), std::move(pieces.content), {}};
+  if (!tool_parser_) return out;
+  ToolCallPieces parsed = tool_parser_->feed(out.content);
+  if (last) {
+    ToolCallPieces rest = tool_parser_->finish();
+    parsed.content += rest.content;
+  }
+  out.content = std::move(parsed.content);
+  for (ToolCall& call : parsed.calls) {
+    if (!request_.parallel_tool_calls && calls_returned_ > 0) break;
+    out.calls.push_back({calls_returned_++, tool_call_ids_->next_tool_call(), std::move(call)});
+  }
+  return out;
+}
+
+ResponseBuilder::ReplyPieces ResponseBuilder::next_pieces(std::string_view text) {
+  return take_calls(splitter_ ? splitter_->feed(text) : ReasoningPieces{"", std::string(text)}, false);
+}
+
+ResponseBuilder::ReplyPieces ResponseBuilder::last_pieces() {
+  return take_calls(splitter_ ? splitter_->finish() : ReasoningPieces{}, true);
+}
+
+std::string ResponseBuilder::finish_reason(const FinishedGeneration& finished) const {
+  const std::string_view name = finished.finish.openai_name();
+  // Cut off by max_tokens, the reply may have meant more: "length" says so.
+  if (calls_returned_ > 0 && name == "stop") return "tool_calls";
+  return std::string(name);
+}
+
+std::vector<OJson> ResponseBuilder::call_chunks(const ReturnedCall& c) const {
+  const OJson head = {{"index", c.index}, {"id", c.id}, {"type", "function"},
+                      {"function", {{"name", c.call.name}, {"arguments", ""}}}};
+  const OJson arguments = {{"index", c.index}, {"function", {{"arguments", c.call.arguments}}}};
+  std::vector<OJson> chunks;
+  for (const OJson& entry : {head, arguments})
+    chunks.push_back(chunk({{"index", index_}, {"delta", {{"tool_calls", OJson::array({entry})}}}, {"logprobs", nullptr},
+                            {"finish_reason", nullptr}}));
+  return chunks;
 }
 
 OJson ResponseBuilder::usage(const FinishedGeneration& f) const {
@@ -80,23 +131,32 @@ OJson ResponseBuilder::response(const std::vector<StreamedToken>& tokens, const 
   }
   const bool chat = request_.endpoint == Endpoint::chat_completions;
   OJson choice = {{"index", index_}};
-  if (chat && splitter_) {
-    ReasoningPieces reply;
-    for (const StreamedToken& t : tokens) {
-      const ReasoningPieces p = splitter_->feed(t.text);
+  if (chat) {
+    ReplyPieces reply;
+    const auto add = [&reply](ReplyPieces p) {
       reply.reasoning += p.reasoning;
       reply.content += p.content;
+      for (ReturnedCall& c : p.calls) reply.calls.push_back(std::move(c));
+    };
+    for (const StreamedToken& t : tokens) add(next_pieces(t.text));
+    add(last_pieces());
+    OJson message = {{"role", "assistant"}, {"content", reply.content}};
+    if (!reply.calls.empty()) {
+      // OpenAI's message of a reply that only calls tools has no content.
+      if (reply.content.empty()) message["content"] = nullptr;
+      OJson calls = OJson::array();
+      for (const ReturnedCall& c : reply.calls)
+        calls.push_back({{"id", c.id}, {"type", "function"},
+                         {"function", {{"name", c.call.name}, {"arguments", c.call.arguments}}}});
+      message["tool_calls"] = std::move(calls);
     }
-    const ReasoningPieces rest = splitter_->finish();
-    choice["message"] = {{"role", "assistant"}, {"content", reply.content + rest.content}};
-    if (splitter_->found_reasoning()) choice["message"]["reasoning_content"] = reply.reasoning + rest.reasoning;
-  } else if (chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
+    if (splitter_ && splitter_->found_reasoning()) message["reasoning_content"] = reply.reasoning;
+    choice["message"] = std::move(message);
   } else {
     choice["text"] = text;
   }
   choice["logprobs"] = logprobs(tokens);
-  choice["finish_reason"] = finished.finish.openai_name();
+  choice["finish_reason"] = finish_reason(finished);
   if (request_.return_token_ids) choice["token_ids"] = ids;
   OJson r = {{"id", id_}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", created_}, {"model", model_}};
   if (request_.return_token_ids) r["prompt_token_ids"] = prompt_;
@@ -134,33 +194,45 @@ OJson ResponseBuilder::delta(const ReasoningPieces& pieces) const {
   return d;
 }
 
-std::optional<OJson> ResponseBuilder::token_chunk(const StreamedToken& token) {
+std::vector<OJson> ResponseBuilder::token_chunks(const StreamedToken& token) {
   const bool chat = request_.endpoint == Endpoint::chat_completions;
-  const ReasoningPieces pieces = splitter_ ? splitter_->feed(token.text) : ReasoningPieces{"", token.text};
+  const ReplyPieces pieces = next_pieces(token.text);
   const bool has_text = !pieces.reasoning.empty() || !pieces.content.empty();
-  if (!has_text && !request_.logprobs && !request_.return_token_ids) return std::nullopt;
-  OJson choice = {{"index", index_}};
-  if (chat) choice["delta"] = delta(pieces);
-  else choice["text"] = pieces.content;
-  choice["logprobs"] = logprobs({token});
-  choice["finish_reason"] = nullptr;
-  if (request_.return_token_ids) choice["token_ids"] = OJson::array({token.token});
-  return chunk(std::move(choice));
+  std::vector<OJson> chunks;
+  // A token's logprobs and id go in its text chunk; with no text, in its first call's.
+  if (has_text || ((request_.logprobs || request_.return_token_ids) && pieces.calls.empty())) {
+    OJson choice = {{"index", index_}};
+    if (chat) choice["delta"] = delta({pieces.reasoning, pieces.content});
+    else choice["text"] = pieces.content;
+    chunks.push_back(chunk(std::move(choice)));
+  }
+  for (const ReturnedCall& c : pieces.calls)
+    for (OJson& one : call_chunks(c)) chunks.push_back(std::move(one));
+  if (!chunks.empty()) {
+    OJson& first = chunks.front()["choices"][0];
+    first["logprobs"] = logprobs({token});
+    first["finish_reason"] = nullptr;
+    if (request_.return_token_ids) first["token_ids"] = OJson::array({token.token});
+  }
+  return chunks;
 }
 
 std::vector<OJson> ResponseBuilder::finish_chunks(const FinishedGeneration& finished) {
   std::vector<OJson> chunks;
   const bool chat = request_.endpoint == Endpoint::chat_completions;
-  if (splitter_) {
-    const ReasoningPieces rest = splitter_->finish();
+  if (chat) {
+    const ReplyPieces rest = last_pieces();
     if (!rest.reasoning.empty() || !rest.content.empty())
-      chunks.push_back(chunk({{"index", index_}, {"delta", delta(rest)}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
+      chunks.push_back(chunk({{"index", index_}, {"delta", delta({rest.reasoning, rest.content})}, {"logprobs", nullptr},
+                              {"finish_reason", nullptr}}));
+    for (const ReturnedCall& c : rest.calls)
+      for (OJson& one : call_chunks(c)) chunks.push_back(std::move(one));
   }
   OJson choice = {{"index", index_}};
   if (chat) choice["delta"] = OJson::object();
   else choice["text"] = "";
   choice["logprobs"] = nullptr;
-  choice["finish_reason"] = finished.finish.openai_name();
+  choice["finish_reason"] = finish_reason(finished);
   chunks.push_back(chunk(std::move(choice)));
   return chunks;
 }

@@ -13,6 +13,15 @@
 // answer deltas content), with usage.completion_tokens_details.reasoning_tokens. It is
 // there only when the reply (or the prompt) opened a think block. /v1/completions
 // returns the raw text.
+//
+// Tool calls (a chat request with tools, tool_choice not "none", a model whose calls the
+// server reads, see tool_calls.h): the answer's calls become message.tool_calls
+// ([{"id": "call_...", "type": "function", "function": {"name", "arguments"}}], only the
+// first with parallel_tool_calls false), message.content the rest (null when empty), and
+// finish_reason "tool_calls" when the reply ended by itself (eos or a stop string) with a
+// call. Streams release a call when its block closes, as two deltas of "tool_calls":
+// {"index", "id", "type", "function": {"name", "arguments": ""}}, then {"index",
+// "function": {"arguments"}} with the whole arguments.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +32,8 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/reasoning.h"
+#include "runtime/tool_calls.h"
+#include "server/completion_id.h"
 #include "server/completion_request.h"
 #include "server/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -40,8 +51,11 @@ std::string dump_json(const OJson& j);
 // offset).
 class ResponseBuilder {
  public:
+  // `tool_call_format`: how the served model writes tool calls (used when the request
+  // asks for them); `tool_call_ids` makes their ids, and must be set with a format.
   ResponseBuilder(const CompletionRequest& request, const Tokenizer& tokenizer, std::string id, int64_t created,
-                  std::string model, std::vector<int32_t> prompt, int index = 0);
+                  std::string model, std::vector<int32_t> prompt, int index = 0,
+                  ToolCallFormat tool_call_format = ToolCallFormat::none, CompletionIds* tool_call_ids = nullptr);
 
   // The whole response of a non-streamed request.
   OJson response(const std::vector<StreamedToken>& tokens, const FinishedGeneration& finished);
@@ -49,11 +63,12 @@ class ResponseBuilder {
   // Streams: the first chunk (chat: the assistant role), one per token, the last ones
   // with the finish reason, then the usage chunk (when stream_options.include_usage).
   OJson first_chunk() const;
-  // Every token goes through here, in order. The chunk of `token`, or nullopt when it
-  // makes none: no text released, and neither logprobs nor token ids asked for.
-  std::optional<OJson> token_chunk(const StreamedToken& token);
+  // Every token goes through here, in order. The chunks of `token`: one with its text
+  // (none when no text is released and neither logprobs nor token ids are asked for),
+  // then two per tool call it completes.
+  std::vector<OJson> token_chunks(const StreamedToken& token);
   // After the last token: a chunk with the text held back for a tag that never came,
-  // if any, then the chunk with the finish reason.
+  // if any (or an unclosed tool call block), then the chunk with the finish reason.
   std::vector<OJson> finish_chunks(const FinishedGeneration& finished);
   OJson usage_chunk(const FinishedGeneration& finished) const;
   // The usage chunk of several choices (combined_usage of theirs).
@@ -62,6 +77,30 @@ class ResponseBuilder {
   OJson usage_of(const FinishedGeneration& finished) const { return usage(finished); }
 
  private:
+  // A call returned: its place in the choice's tool_calls and its id.
+  struct ReturnedCall {
+    size_t index;
+    std::string id;
+    ToolCall call;
+  };
+  // What a piece of the reply releases: reasoning, content, and tool calls.
+  struct ReplyPieces {
+    std::string reasoning;
+    std::string content;
+    std::vector<ReturnedCall> calls;
+  };
+  // The splitter's pieces with the tool calls taken out of the content (`last`: the
+  // reply ended), numbered and given ids; past the first dropped when
+  // parallel_tool_calls is false.
+  ReplyPieces take_calls(ReasoningPieces pieces, bool last);
+  // One token's text, and the end of the reply.
+  ReplyPieces next_pieces(std::string_view text);
+  ReplyPieces last_pieces();
+  // "tool_calls" when the reply ended by itself with a call; OpenAI's name of the finish otherwise.
+  std::string finish_reason(const FinishedGeneration& finished) const;
+  // The two stream chunks of a call (see the top of this file).
+  std::vector<OJson> call_chunks(const ReturnedCall& call) const;
+
   OJson chunk(OJson choice) const;
   // A chat delta of released pieces: reasoning_content and content, each when not
   // empty; {"content": ""} when neither has text.
@@ -81,6 +120,10 @@ class ResponseBuilder {
   int64_t text_offset_ = 0;  // completions logprobs: bytes of token text so far
   // chat, with a tokenizer that has think tags: reasoning apart from the answer.
   std::optional<ReasoningSplitter> splitter_;
+  // chat, when the request reads tool calls: the calls apart from the answer's content.
+  std::optional<HermesToolCallParser> tool_parser_;
+  CompletionIds* tool_call_ids_;
+  size_t calls_returned_ = 0;
 };
 
 // The usage of several choices of one prompt: the prompt (and its cached tokens) counted

@@ -66,7 +66,8 @@ struct OpenAIServer::Impl {
   ServingMetrics metrics;
   HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
-  CompletionIds ids;
+  CompletionIds ids;  // of completions and of tool calls
+  ToolCallFormat tool_call_format;
 
   Impl(Scheduler& s, ServedModel m, ServerOptions o)
       : scheduler(s),
@@ -76,6 +77,9 @@ struct OpenAIServer::Impl {
         metrics(model.id, [this] { return scheduler.stats(); }),
         http(limits_of(options), access_of(options), [this](const RequestLogEntry& e) { request_log.write(e); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
+    tool_call_format = model.tool_call_format ? *model.tool_call_format
+                       : model.chat_template  ? tool_call_format_of(*model.chat_template)
+                                              : ToolCallFormat::none;
     http.set_tcp_nodelay(true);  // each token is a small write; do not let Nagle hold it
     routes();
   }
@@ -251,7 +255,7 @@ struct OpenAIServer::Impl {
     std::vector<std::shared_ptr<ResponseBuilder>> builders;
     for (size_t i = 0; i < streams.size(); ++i)
       builders.push_back(std::make_shared<ResponseBuilder>(*request, *model.tokenizer, id, created, model.id, prompt,
-                                                           static_cast<int>(i)));
+                                                           static_cast<int>(i), tool_call_format, &ids));
     // Each choice its own clock (inter-token gaps are within a choice); the prompt is
     // counted once.
     std::vector<RequestClock> clocks(streams.size(), clock);
@@ -335,7 +339,7 @@ struct OpenAIServer::Impl {
             metrics.tokens_arrived(state->clocks[i], u.tokens, i == 0 ? n : 0);
             state->tokens += u.tokens.size();
             for (const StreamedToken& t : u.tokens)
-              if (auto c = builders[i]->token_chunk(t)) out += sse(*c);
+              for (const OJson& c : builders[i]->token_chunks(t)) out += sse(c);
             if (u.error) {
               out += sse(ApiError(500, *u.error, "server_error").body());
               state->error = *u.error;

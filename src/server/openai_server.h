@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "runtime/tool_calls.h"
 #include "sampling/sampling_params.h"
 #include "server/request_log.h"
 #include "server/scheduler.h"
@@ -42,6 +43,9 @@ struct ServedModel {
   // Chat template variables for every request; a request's chat_template_kwargs go over
   // them, variable by variable.
   jinja::OrderedJson chat_template_kwargs = jinja::OrderedJson::object();
+  // How the model writes tool calls, read out of replies to requests with tools;
+  // nullopt: the chat template's (hermes when it prompts for <tool_call>).
+  std::optional<ToolCallFormat> tool_call_format;
 };
 
 struct ServerOptions {

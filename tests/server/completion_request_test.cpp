@@ -63,11 +63,15 @@ TEST(CompletionRequest, MessagesAreNormalized) {
   const auto r = parse_completion_request(
       R"({"messages": [{"role": "developer", "content": "Be brief."},
                        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
-                       {"role": "assistant", "content": null, "tool_calls": [{"id": "1"}]}]})",
+                       {"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function",
+                        "function": {"name": "f", "arguments": "{\"b\": 1, \"a\": [2]}"}}]}]})",
       Endpoint::chat_completions);
   EXPECT_EQ(r.messages[0]["role"], "system");
   EXPECT_EQ(r.messages[1]["content"], "a\nb");
-  EXPECT_TRUE(r.messages[2]["tool_calls"].is_array());
+  // The arguments string becomes the object the chat templates write with tojson.
+  EXPECT_EQ(r.messages[2]["tool_calls"][0]["function"]["arguments"].dump(), R"({"b":1,"a":[2]})");
+  EXPECT_EQ(r.messages[2]["tool_calls"][0]["id"], "1");
+  EXPECT_EQ(r.messages[2]["content"], "") << "null content is text to the templates";
 }
 
 TEST(CompletionRequest, CompletionsPromptForms) {

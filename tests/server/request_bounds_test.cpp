@@ -54,8 +54,8 @@ TEST(RequestBounds, DeeplyNestedJsonIsRefusedBeforeAnythingCopiesIt) {
   EXPECT_EQ(error_of(R"({"prompt": )" + deep + "}", Endpoint::completions).status(), 400);
   // Nesting that a request plausibly has still parses.
   const CompletionRequest ok = parse_completion_request(
-      R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": )" +
-          nested_objects(30) + "}]}",
+      R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": )" +
+          nested_objects(30) + "}}]}",
       Endpoint::chat_completions);
   EXPECT_EQ(ok.tools.size(), 1u);
 }

@@ -33,7 +33,7 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   sched.max_waiting = options.queue;
   scheduler_ = std::make_unique<server::Scheduler>(*model_, backend_->kernels(), *cache_, *tokenizer_, options.context, sched);
   server::ServedModel served{options.model_name, tokenizer_.get(), chat_template_.get(), default_sampling(),
-                             options.chat_template_kwargs};
+                             options.chat_template_kwargs, options.tool_call_format};
   server::ServerOptions http;
   http.port = options.port;
   http.max_body_bytes = options.max_body_bytes;

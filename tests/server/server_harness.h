@@ -47,6 +47,7 @@ struct TestServerOptions {
   std::optional<std::string> api_key = std::nullopt;
   std::vector<std::string> cors_origins = {};
   server::LogFormat log_format = server::LogFormat::text;
+  std::optional<ToolCallFormat> tool_call_format = std::nullopt;  // nullopt: the chat template's
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json

@@ -1,0 +1,170 @@
+#include "runtime/tool_calls.h"
+
+#include <algorithm>
+
+#include "base/json_fields.h"
+
+namespace glass {
+
+namespace {
+
+constexpr std::string_view kOpenTag = "<tool_call>";
+constexpr std::string_view kCloseTag = "</tool_call>";
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t leading_space(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && is_space(s[n])) ++n;
+  return n;
+}
+
+size_t trailing_space(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && is_space(s[s.size() - n - 1])) ++n;
+  return n;
+}
+
+// The longest end of `s` that begins `tag` without being all of it: where the tag may
+// still be arriving.
+size_t partial_tag_at_end(std::string_view s, std::string_view tag) {
+  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
+    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
+  return 0;
+}
+
+}  // namespace
+
+std::optional<ToolCall> parse_hermes_call(std::string_view body) {
+  OrderedJson call;
+  try {
+    call = parse_ordered_json(body, "a <tool_call> block");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!call.is_object()) return std::nullopt;
+  const auto name = call.find("name");
+  const auto arguments = call.find("arguments");
+  if (name == call.end() || !name->is_string() || arguments == call.end()) return std::nullopt;
+  OrderedJson object;
+  if (arguments->is_object()) {
+    object = *arguments;
+  } else if (arguments->is_string()) {
+    // Some replies write the arguments as OpenAI sends them, a JSON string.
+    try {
+      object = parse_ordered_json(arguments->get_ref<const std::string&>(), "a tool call's arguments");
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    if (!object.is_object()) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  // Bytes that are not UTF-8 cannot be in parsed JSON strings, so dump() does not throw.
+  return ToolCall{name->get<std::string>(), object.dump()};
+}
+
+void HermesToolCallParser::advance(ToolCallPieces& out) {
+  for (;;) {
+    switch (state_) {
+      case State::kAfterCall:
+        // Whitespace between calls (or after the last) is the template's; before text
+        // it is kept, so that text around a call does not run together.
+        if (leading_space(held_) == held_.size()) return;
+        state_ = State::kContent;
+        continue;
+      case State::kContent: {
+        const size_t open = held_.find(kOpenTag);
+        if (open != std::string::npos) {
+          // The whitespace before the tag goes with the block: dropped with a call,
+          // restored with text that only looks like one.
+          const std::string_view before = std::string_view(held_).substr(0, open);
+          const size_t space = trailing_space(before);
+          out.content.append(before.substr(0, before.size() - space));
+          block_prefix_ = std::string(before.substr(before.size() - space));
+          held_.erase(0, open + kOpenTag.size());
+          searched_ = 0;
+          state_ = State::kInBlock;
+          continue;
+        }
+        // Hold back a tag that may be arriving and the whitespace before it.
+        size_t keep = partial_tag_at_end(held_, kOpenTag);
+        keep += trailing_space(std::string_view(held_).substr(0, held_.size() - keep));
+        out.content.append(held_, 0, held_.size() - keep);
+        held_.erase(0, held_.size() - keep);
+        return;
+      }
+      case State::kInBlock: {
+        const size_t close = held_.find(kCloseTag, searched_);
+        if (close == std::string::npos) {
+          searched_ = held_.size() - partial_tag_at_end(held_, kCloseTag);
+          return;
+        }
+        const std::string_view body = std::string_view(held_).substr(0, close);
+        if (std::optional<ToolCall> call = parse_hermes_call(body)) {
+          out.calls.push_back(std::move(*call));
+          ++calls_found_;
+          state_ = State::kAfterCall;
+        } else {
+          out.content += block_prefix_;
+          out.content += kOpenTag;
+          out.content += body;
+          out.content += kCloseTag;
+          state_ = State::kContent;
+        }
+        held_.erase(0, close + kCloseTag.size());
+        block_prefix_.clear();
+        continue;
+      }
+    }
+  }
+}
+
+ToolCallPieces HermesToolCallParser::feed(std::string_view text) {
+  held_.append(text);
+  ToolCallPieces out;
+  advance(out);
+  return out;
+}
+
+ToolCallPieces HermesToolCallParser::finish() {
+  ToolCallPieces out;
+  if (state_ == State::kInBlock) out.content = block_prefix_ + std::string(kOpenTag) + held_;  // never closed: as written
+  else if (state_ == State::kContent) out.content = held_;  // whitespace, or a "<tool_call>" cut short
+  // kAfterCall holds only whitespace next to a call.
+  held_.clear();
+  block_prefix_.clear();
+  state_ = State::kContent;
+  return out;
+}
+
+ToolCallPieces parse_tool_calls(std::string_view reply) {
+  HermesToolCallParser parser;
+  ToolCallPieces all = parser.feed(reply);
+  ToolCallPieces rest = parser.finish();
+  all.content += rest.content;
+  return all;
+}
+
+ToolCallFormat parse_tool_call_format(std::string_view name, const std::string& source) {
+  if (name == "hermes") return ToolCallFormat::hermes;
+  if (name == "none") return ToolCallFormat::none;
+  fail(source, ": unknown tool call parser '", std::string(name), "'; glass has hermes and none");
+}
+
+ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template) {
+  // By what the template writes rather than its source text: a template that only
+  // mentions the tag in a comment or a branch never taken does not prompt for it.
+  const OrderedJson messages = OrderedJson::array({{{"role", "user"}, {"content", "Hi"}}});
+  const OrderedJson tools = OrderedJson::array(
+      {{{"type", "function"},
+        {"function", {{"name", "probe"}, {"description", "A probe"}, {"parameters", {{"type", "object"}, {"properties", OrderedJson::object()}}}}}}});
+  try {
+    const std::string prompt = chat_template.render(messages, tools, true);
+    return prompt.find(kOpenTag) != std::string::npos ? ToolCallFormat::hermes : ToolCallFormat::none;
+  } catch (const Error&) {
+    return ToolCallFormat::none;
+  }
+}
+
+}  // namespace glass
