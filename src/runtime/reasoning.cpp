@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/tag_scan.h"
+
 namespace glass {
 
 namespace {
@@ -9,26 +11,7 @@ namespace {
 constexpr std::string_view kOpenTag = "<think>";
 constexpr std::string_view kCloseTag = "</think>";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t leading_space(std::string_view s) {
-  size_t n = 0;
-  while (n < s.size() && is_space(s[n])) ++n;
-  return n;
-}
-
-std::string_view without_trailing_space(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// The longest end of `s` that begins `tag` without being all of it: where the tag may
-// still be arriving.
-size_t partial_tag_at_end(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
-    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
+std::string_view without_trailing_space(std::string_view s) { return s.substr(0, s.size() - trailing_space(s)); }
 
 }  // namespace
 

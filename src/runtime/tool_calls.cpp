@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/json_fields.h"
+#include "runtime/tag_scan.h"
 
 namespace glass {
 
@@ -10,28 +11,6 @@ namespace {
 
 constexpr std::string_view kOpenTag = "<tool_call>";
 constexpr std::string_view kCloseTag = "</tool_call>";
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t leading_space(std::string_view s) {
-  size_t n = 0;
-  while (n < s.size() && is_space(s[n])) ++n;
-  return n;
-}
-
-size_t trailing_space(std::string_view s) {
-  size_t n = 0;
-  while (n < s.size() && is_space(s[s.size() - n - 1])) ++n;
-  return n;
-}
-
-// The longest end of `s` that begins `tag` without being all of it: where the tag may
-// still be arriving.
-size_t partial_tag_at_end(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
-    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include "base/json_fields.h"
 #include "cli/hf_cache.h"
+#include "background_serve.h"
 #include "support/test_support.h"
 
 namespace glass {
@@ -167,27 +168,11 @@ TEST(HfCache, OtherCommandsTakeTheCacheToo) {
 
 // The server names a cached model by its repo id, as clients know it, not by its commit.
 TEST(HfCache, ServeNamesTheModelOrgName) {
-  test::TempDir hub, tmp;
+  test::TempDir hub;
   add_snapshot(hub.path(), "Qwen/Demo", kMainCommit, folder_files(test::demo_model_dir()), {"main"});
-  const std::string err = tmp.file("err"), pid_file = tmp.file("pid");
-  ASSERT_EQ(std::system(("HF_HUB_CACHE=" + shell_quote(hub.path()) + " " + shell_quote(test::glass_binary()) +
-                         " serve -m Qwen/Demo --port 0 --quiet 2>" + shell_quote(err) + " & echo $! >" + shell_quote(pid_file))
-                            .c_str()),
-            0);
-  const pid_t pid = static_cast<pid_t>(std::stol(test::read_string(pid_file)));
-  struct StopServer {
-    pid_t pid;
-    ~StopServer() { ::kill(pid, SIGTERM); }
-  } stop{pid};
-  const std::string announce = "listening on http://127.0.0.1:";
-  std::string log;
-  for (int i = 0; i < 200 && log.find(announce) == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    log = test::read_string(err);
-  }
-  const size_t at = log.find(announce);
-  ASSERT_NE(at, std::string::npos) << log;
-  httplib::Client client("127.0.0.1", std::stoi(log.substr(at + announce.size())));
+  const test::BackgroundServe serve("HF_HUB_CACHE=" + shell_quote(hub.path()), "-m Qwen/Demo --quiet");
+  ASSERT_NE(serve.port(), 0) << serve.log();
+  httplib::Client client("127.0.0.1", serve.port());
   const auto models = client.Get("/v1/models");
   ASSERT_TRUE(models);
   ASSERT_EQ(models->status, 200);

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "background_serve.h"
 #include "support/test_support.h"
 
 namespace glass {
@@ -83,28 +84,10 @@ TEST(ServeCli, StartsAndStopsOnSigterm) {
 
 // The key from the environment: the server requires it (and says so) without printing it.
 TEST(ServeCli, TakesTheKeyFromTheEnvironment) {
-  test::TempDir tmp;
-  const std::string err = tmp.file("err"), pid_file = tmp.file("pid");
-  ASSERT_EQ(std::system(("GLASS_API_KEY=env-secret-key " + test::shell_quote(test::glass_binary()) + " serve --port 0 2>" +
-                         test::shell_quote(err) + " & echo $! >" + test::shell_quote(pid_file))
-                            .c_str()),
-            0);
-  const pid_t pid = static_cast<pid_t>(std::stol(test::read_string(pid_file)));
-  struct StopServer {
-    pid_t pid;
-    ~StopServer() { ::kill(pid, SIGTERM); }
-  } stop{pid};
-  // The port, from the line that announces it.
-  const std::string announce = "listening on http://127.0.0.1:";
-  std::string log;
-  for (int i = 0; i < 200 && log.find(announce) == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    log = test::read_string(err);
-  }
-  const size_t at = log.find(announce);
-  ASSERT_NE(at, std::string::npos) << log;
-  const int port = std::stoi(log.substr(at + announce.size()));
-  EXPECT_NE(log.find("API key: required"), std::string::npos) << log;
+  const test::BackgroundServe serve("GLASS_API_KEY=env-secret-key", "");
+  ASSERT_NE(serve.port(), 0) << serve.log();
+  const int port = serve.port();
+  EXPECT_NE(serve.log().find("API key: required"), std::string::npos) << serve.log();
 
   httplib::Client client("127.0.0.1", port);
   auto without = client.Get("/v1/models");
@@ -113,7 +96,7 @@ TEST(ServeCli, TakesTheKeyFromTheEnvironment) {
   auto with = client.Get("/v1/models", {{"Authorization", "Bearer env-secret-key"}});
   ASSERT_TRUE(with);
   EXPECT_EQ(with->status, 200);
-  EXPECT_EQ(test::read_string(err).find("env-secret-key"), std::string::npos) << "never printed";
+  EXPECT_EQ(serve.log().find("env-secret-key"), std::string::npos) << "never printed";
 }
 }  // namespace
 }  // namespace glass
