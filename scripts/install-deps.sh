@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
-# Installs every Debian package glass needs to build, test and benchmark.
+# Installs the Debian packages glass needs:
+#   scripts/install-deps.sh          to build and run it (and the kernel benchmark)
+#   scripts/install-deps.sh --test   and to build and run every test, fuzz target and
+#                                    the load benchmark (GoogleTest, numpy, Chromium,
+#                                    CJK fonts, clang with libFuzzer, Node.js and npm)
 # Idempotent: packages already present are left alone. Run as root (or with sudo).
 set -euo pipefail
+
+tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) tests=1 ;;
+    *) echo "install-deps: unknown argument '$arg' (expected nothing, or --test)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   g++ cmake make pkg-config xz-utils
@@ -11,17 +23,21 @@ packages=(
   libcli11-dev         # command-line parsing
   libcpp-httplib-dev   # HTTP server
   libhwy-dev           # Highway SIMD with runtime dispatch
-  libgtest-dev libgmock-dev  # tests
-  libbenchmark-dev     # kernel micro-benchmarks
-  python3 python3-numpy      # test: .npy dumps load in numpy
-  chromium                   # test: the trace HTML page renders headless without console errors
-  fonts-wqy-microhei         # test: Chinese, Japanese, Korean tokens on that page have glyphs, not boxes (5 MB)
-  clang libfuzzer-14-dev     # fuzzing (scripts/fuzz.sh): clang++-14 with libFuzzer, ASan and UBSan
+  libbenchmark-dev     # kernel micro-benchmarks (built with everything else)
 )
-# Server tests with the openai npm client, and the load benchmark. A Node.js from
-# elsewhere (e.g. NodeSource's nodejs, which bundles npm) is fine: only the commands count.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  packages+=(nodejs npm)
+if [ "$tests" -eq 1 ]; then
+  packages+=(
+    libgtest-dev libgmock-dev  # tests
+    python3 python3-numpy      # test: .npy dumps load in numpy
+    chromium                   # test: the trace HTML page renders headless without console errors
+    fonts-wqy-microhei         # test: Chinese, Japanese, Korean tokens on that page have glyphs, not boxes (5 MB)
+    clang libfuzzer-14-dev     # fuzzing (scripts/fuzz.sh): clang++-14 with libFuzzer, ASan and UBSan
+  )
+  # Server tests with the openai npm client, and the load benchmark. A Node.js from
+  # elsewhere (e.g. NodeSource's nodejs, which bundles npm) is fine: only the commands count.
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    packages+=(nodejs npm)
+  fi
 fi
 
 missing=()

@@ -16,7 +16,7 @@ minutes="${1:-5}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 glass="${GLASS_BINARY:-$root/build/glass}"
 model="${GLASS_MODEL:-$root/build/demo-model}"
-command -v node >/dev/null || { echo "soak: node is not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
+command -v node >/dev/null || { echo "soak: node is not installed (scripts/install-deps.sh --test installs it)" >&2; exit 1; }
 [[ -x "$glass" ]] || { echo "soak: no $glass (build first)" >&2; exit 1; }
 
 prompt="The reference prompt"

@@ -228,7 +228,7 @@ std::string python3() {
 TEST(TraceHtml, RendersInHeadlessChromium) {
   const std::string chromium = chromium_binary();
   if (chromium.empty())
-    GTEST_SKIP() << "Chromium is not installed (Debian package `chromium`; scripts/install-deps.sh installs it)";
+    GTEST_SKIP() << "Chromium is not installed (Debian package `chromium`; scripts/install-deps.sh --test installs it)";
   test::TempDir tmp;
   const std::string page = tmp.file("trace.html");
   auto r = test::run_glass("trace -p " + shell_quote("The quick brown fox jumps over the lazy dog") + " --html " +
@@ -267,7 +267,7 @@ TEST(TraceHtml, RendersInHeadlessChromium) {
 TEST(TraceHtml, CjkTokensHaveGlyphs) {
   const std::string chromium = chromium_binary();
   if (chromium.empty())
-    GTEST_SKIP() << "Chromium is not installed (Debian package `chromium`; scripts/install-deps.sh installs it)";
+    GTEST_SKIP() << "Chromium is not installed (Debian package `chromium`; scripts/install-deps.sh --test installs it)";
   test::TempDir tmp;
   const std::string page = tmp.file("trace.html");
   auto r = test::run_glass("trace -p " + shell_quote("안녕하세요 世界, 你好") + " --html " + shell_quote(page) +

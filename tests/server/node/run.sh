@@ -8,7 +8,7 @@ work="${1:?usage: run.sh WORK_DIR}"
 
 for tool in node npm; do
   if ! command -v "$tool" >/dev/null; then
-    echo "SKIP: $tool is not installed (scripts/install-deps.sh installs nodejs and npm)"
+    echo "SKIP: $tool is not installed (scripts/install-deps.sh --test installs nodejs and npm)"
     exit 77
   fi
 done
