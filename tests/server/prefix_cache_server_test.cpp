@@ -30,9 +30,6 @@ std::string chat_with_system(const std::string& user, const std::string& fields)
   return text + ", " + fields + "}";
 }
 
-// The first chunk with a generated token (the role chunk comes before admission).
-const char* kTokenChunk = "\"delta\":{\"content\":";
-
 const std::string kFields = R"("max_tokens": 12, "ignore_eos": true, "temperature": 0.9, "seed": 5, "return_token_ids": true)";
 
 TEST(PrefixCacheServer, ASharedPrefixIsNotComputedAgainAndGivesTheColdTokens) {

@@ -97,6 +97,10 @@ HttpReply send(const TestServer& server, const std::string& method, const std::s
 // The `data:` payloads of a server-sent-event stream, in order ("[DONE]" included).
 std::vector<std::string> sse_data(const std::string& body);
 
+// What a stream chunk with generated text contains (the first chunk, sent before the
+// request is admitted, has the role and empty content).
+inline constexpr const char* kTokenChunk = "\"delta\":{\"content\":";
+
 // A chat completions request with one user message; `fields` (`"name": value, ...`) are
 // added to the object.
 std::string chat_body(const std::string& user, const std::string& fields = "");

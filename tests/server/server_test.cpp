@@ -264,9 +264,6 @@ TEST(Server, BadRequestsGetTheirStatusAndTheServerStaysUp) {
   EXPECT_EQ(s.stats().running, 0u);
 }
 
-// A chunk with generated text (the first chunk has the role and empty content).
-const char* kTokenChunk = "\"delta\":{\"content\":";
-
 // A request that will not finish soon: no eos, a long budget, streamed to a raw socket.
 std::string endless_body(int max_tokens) {
   return chat_body("go", str_cat(R"("max_tokens": )", max_tokens, R"(, "ignore_eos": true, "stream": true)"));
