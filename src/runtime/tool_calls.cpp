@@ -9,8 +9,8 @@ namespace glass {
 
 namespace {
 
-constexpr std::string_view kOpenTag = "<tool_call>";
-constexpr std::string_view kCloseTag = "</tool_call>";
+constexpr std::string_view kToolCallOpen = "<tool_call>";
+constexpr std::string_view kToolCallClose = "</tool_call>";
 
 }  // namespace
 
@@ -53,7 +53,7 @@ void HermesToolCallParser::advance(ToolCallPieces& out) {
         state_ = State::kContent;
         continue;
       case State::kContent: {
-        const size_t open = held_.find(kOpenTag);
+        const size_t open = held_.find(kToolCallOpen);
         if (open != std::string::npos) {
           // The whitespace before the tag goes with the block: dropped with a call,
           // restored with text that only looks like one.
@@ -61,22 +61,22 @@ void HermesToolCallParser::advance(ToolCallPieces& out) {
           const size_t space = trailing_space(before);
           out.content.append(before.substr(0, before.size() - space));
           block_prefix_ = std::string(before.substr(before.size() - space));
-          held_.erase(0, open + kOpenTag.size());
+          held_.erase(0, open + kToolCallOpen.size());
           searched_ = 0;
           state_ = State::kInBlock;
           continue;
         }
         // Hold back a tag that may be arriving and the whitespace before it.
-        size_t keep = partial_tag_at_end(held_, kOpenTag);
+        size_t keep = partial_tag_at_end(held_, kToolCallOpen);
         keep += trailing_space(std::string_view(held_).substr(0, held_.size() - keep));
         out.content.append(held_, 0, held_.size() - keep);
         held_.erase(0, held_.size() - keep);
         return;
       }
       case State::kInBlock: {
-        const size_t close = held_.find(kCloseTag, searched_);
+        const size_t close = held_.find(kToolCallClose, searched_);
         if (close == std::string::npos) {
-          searched_ = held_.size() - partial_tag_at_end(held_, kCloseTag);
+          searched_ = held_.size() - partial_tag_at_end(held_, kToolCallClose);
           return;
         }
         const std::string_view body = std::string_view(held_).substr(0, close);
@@ -86,12 +86,12 @@ void HermesToolCallParser::advance(ToolCallPieces& out) {
           state_ = State::kAfterCall;
         } else {
           out.content += block_prefix_;
-          out.content += kOpenTag;
+          out.content += kToolCallOpen;
           out.content += body;
-          out.content += kCloseTag;
+          out.content += kToolCallClose;
           state_ = State::kContent;
         }
-        held_.erase(0, close + kCloseTag.size());
+        held_.erase(0, close + kToolCallClose.size());
         block_prefix_.clear();
         continue;
       }
@@ -108,7 +108,7 @@ ToolCallPieces HermesToolCallParser::feed(std::string_view text) {
 
 ToolCallPieces HermesToolCallParser::finish() {
   ToolCallPieces out;
-  if (state_ == State::kInBlock) out.content = block_prefix_ + std::string(kOpenTag) + held_;  // never closed: as written
+  if (state_ == State::kInBlock) out.content = block_prefix_ + std::string(kToolCallOpen) + held_;  // never closed: as written
   else if (state_ == State::kContent) out.content = held_;  // whitespace, or a "<tool_call>" cut short
   // kAfterCall holds only whitespace next to a call.
   held_.clear();
@@ -140,7 +140,7 @@ ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template) {
         {"function", {{"name", "probe"}, {"description", "A probe"}, {"parameters", {{"type", "object"}, {"properties", OrderedJson::object()}}}}}}});
   try {
     const std::string prompt = chat_template.render(messages, tools, true);
-    return prompt.find(kOpenTag) != std::string::npos ? ToolCallFormat::hermes : ToolCallFormat::none;
+    return prompt.find(kToolCallOpen) != std::string::npos ? ToolCallFormat::hermes : ToolCallFormat::none;
   } catch (const Error&) {
     return ToolCallFormat::none;
   }
