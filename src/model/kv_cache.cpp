@@ -145,6 +145,13 @@ int32_t KVCache::take_block(Sequence& s) {
   return block;
 }
 
+int32_t KVCache::copy_block(Sequence& s, int32_t from) {
+  const int32_t copy = take_block(s);
+  std::memcpy(arena_ + static_cast<size_t>(copy) * block_bytes_, arena_ + static_cast<size_t>(from) * block_bytes_,
+              block_bytes_);
+  return copy;
+}
+
 void KVCache::remove_sequence(int32_t seq) {
   Sequence& s = seq_mut(seq);
   for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) release(*it);
@@ -174,10 +181,7 @@ void KVCache::truncate(int32_t seq, int64_t length) {
     const int32_t old = s.blocks.back();
     if (blocks_[old].refs > 1 || blocks_[old].serial != 0) {
       if (free_list_.empty() && lru_.empty()) fail("KV cache: no block left to copy a shared block into");
-      const int32_t copy = take_block(s);
-      std::memcpy(arena_ + static_cast<size_t>(copy) * block_bytes_, arena_ + static_cast<size_t>(old) * block_bytes_,
-                  block_bytes_);
-      s.blocks.back() = copy;
+      s.blocks.back() = copy_block(s, old);
       release(old);
     }
   }
@@ -294,11 +298,7 @@ bool KVCache::fork(int32_t from, int32_t to) {
     dst.blocks.push_back(src.blocks[i]);
   }
   if (partial) {
-    const int32_t old = src.blocks[full];
-    const int32_t copy = take_block(dst);
-    std::memcpy(arena_ + static_cast<size_t>(copy) * block_bytes_, arena_ + static_cast<size_t>(old) * block_bytes_,
-                block_bytes_);
-    dst.blocks.push_back(copy);
+    dst.blocks.push_back(copy_block(dst, src.blocks[full]));
   }
   dst.length = src.length;
   dst.published = src.published;

@@ -153,6 +153,8 @@ class KVCache {
   int32_t find_cached(uint64_t hash, uint64_t parent_serial, std::span<const int32_t> tokens) const;
   // A block for `s` to write: free, else the least recently used cached one.
   int32_t take_block(Sequence& s);
+  // A block for `s` holding a copy of block `from` (copy-on-write); one must be left.
+  int32_t copy_block(Sequence& s, int32_t from);
   void hold(int32_t block);
   void release(int32_t block);
   void unpublish(int32_t block);
