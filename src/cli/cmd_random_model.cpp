@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include "base/error.h"
@@ -15,6 +16,8 @@
 #include "cli/model_source.h"
 #include "io/checkpoint.h"
 #include "model/random_checkpoint.h"
+#include "runtime/model_files.h"
+#include "tokenizer/tokenizer.h"
 
 namespace glass::cli {
 
@@ -61,15 +64,57 @@ void check_output_folder(const std::string& dir, bool force) {
          "); give a new or empty folder, or --force to replace it");
 }
 
+// The words a shaped reply (--shape-replies) may use, so that streamed text and
+// --show-top tables read as words: plain, common English words, each used when the
+// tokenizer writes it with a leading space as one token (" river"); Qwen2.5's does for
+// all of them. Content words rather than "the" or "is", so that a prompt ending on one of
+// those starts a whole reply (one ending on a chain word continues its chain instead).
+constexpr const char* kReplyWords =
+    "apple river garden window yellow green orange purple silver golden bright quiet gentle simple happy "
+    "little small large water stone paper table chair house light music story money market forest "
+    "mountain valley ocean island summer winter spring autumn morning evening night today tomorrow open "
+    "close start finish begin build write read speak listen watch learn teach think find keep give take "
+    "make bring carry move turn walk run jump swim fly drive ride travel visit return follow lead help "
+    "play work rest sleep dream hope wish love enjoy share smile laugh sing dance paint draw cook bake "
+    "eat drink grow plant wash clean fix check count measure change choose decide answer question letter "
+    "number voice sound color shape size weight height length speed power energy heat cold warm cool "
+    "fresh sweet salt sugar bread butter cheese milk coffee honey fruit flower tree leaf grass seed root "
+    "branch field farm road street bridge tower castle village city town country world planet star moon "
+    "cloud rain snow wind storm fire smoke sand rock metal glass wood iron gold steel cotton silk wool "
+    "chain rope wheel engine train plane boat ship truck bike horse bird fish cat dog mouse lion tiger "
+    "bear wolf fox rabbit eagle whale shark turtle frog animal person child friend family teacher doctor "
+    "farmer driver artist writer player worker student leader member people group team class school "
+    "office library museum hotel kitchen bedroom door wall floor roof stairs corner center middle edge "
+    "front top bottom high low deep wide long short fast slow strong soft hard heavy empty full clear "
+    "dark round flat smooth sharp rough clever calm brave proud kind polite honest careful lucky ready "
+    "busy free safe rich young old new modern ancient future moment minute hour week month year season "
+    "century history science nature journey adventure picture camera phone screen computer program "
+    "system method idea plan goal reason result choice chance luck joy peace truth beauty wonder memory "
+    "language poem song game sport ball ticket basket bottle cup plate spoon knife fork box bag pocket "
+    "button blanket pillow candle lamp mirror clock key lock map coin gift card note page book chapter";
+
+std::vector<int32_t> reply_word_ids(const Tokenizer& tokenizer) {
+  EncodeOptions plain;
+  plain.parse_special = false;
+  plain.add_special_tokens = false;
+  std::vector<int32_t> ids, pieces;
+  std::istringstream words(kReplyWords);
+  for (std::string word; words >> word;) {
+    pieces.clear();
+    tokenizer.encode(" " + word, pieces, plain);
+    if (pieces.size() == 1) ids.push_back(pieces[0]);
+  }
+  return ids;
+}
+
 }  // namespace
 
 Command add_random_model_command(CLI::App& app) {
   struct Options {
     std::string like, dtype = "bf16", out, tokenizer;
     uint64_t seed = 0;
-    int32_t end_token = -1;
+    int32_t reply_end = -1;
     int64_t layers = 0;
-    float end_token_gain = 0.6f;
     bool no_tokenizer = false, force = false, quiet = false;
   };
   auto o = std::make_shared<Options>();
@@ -89,10 +134,12 @@ Command add_random_model_command(CLI::App& app) {
                 "removed (a folder holding any other file is still refused)");
   sub->add_option("--seed", o->seed, "Seed; the same seed gives the same bytes")->capture_default_str();
   sub->add_option("--tokenizer", o->tokenizer, "Folder whose tokenizer files to copy (default: the built-in Qwen2.5 tokenizer)");
-  sub->add_option("--end-token", o->end_token,
-                  "Shape the embedding so this token (e.g. 151645, <|im_end|>) is always among the likeliest: "
-                  "sampled generations then end (the demo model uses it)");
-  sub->add_option("--end-token-gain", o->end_token_gain, "How strongly --end-token is favoured")->capture_default_str();
+  sub->add_option("--shape-replies", o->reply_end,
+                  "END_ID: shape the embedding, lm_head and residual writes (random otherwise) so that a sampled reply "
+                  "is a chain of common English words that ends with this token (e.g. 151645, <|im_end|>) after 20 to 80 "
+                  "tokens; the demo model uses it. The words' ids come from --tokenizer, else the tokenizer already in --out "
+                  "with --no-tokenizer, else the built-in one. Needs untied embeddings and a hidden size of 64 or more")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-tokenizer", o->no_tokenizer,
                 "Write weights and configs only (a tokenizer already in --out stays)");
   sub->add_flag("--quiet", o->quiet, "No summary");
@@ -100,8 +147,7 @@ Command add_random_model_command(CLI::App& app) {
   return {sub, [o] {
             RandomCheckpointOptions opts;
             opts.seed = o->seed;
-            opts.end_token = o->end_token;
-            opts.end_token_gain = o->end_token_gain;
+            opts.reply_end = o->reply_end;
             if (o->dtype == "bf16") opts.dtype = DType::BF16;
             else if (o->dtype == "f16") opts.dtype = DType::F16;
             else if (o->dtype == "f32") opts.dtype = DType::F32;
@@ -116,6 +162,12 @@ Command add_random_model_command(CLI::App& app) {
             if (!o->no_tokenizer && !path_exists(tokenizer_dir + "/tokenizer.json"))
               fail("--tokenizer: ", tokenizer_dir, "/tokenizer.json does not exist");
             check_output_folder(o->out, o->force);
+            if (o->reply_end >= 0) {
+              const std::string words_dir = !o->tokenizer.empty()                                      ? o->tokenizer
+                                            : o->no_tokenizer && path_exists(o->out + "/tokenizer.json") ? o->out
+                                                                                                         : demo_model_dir();
+              opts.reply_words = reply_word_ids(load_model_tokenizer(words_dir));
+            }
             write_random_checkpoint(c, o->out, opts);
             if (!o->no_tokenizer) {
               for (const char* name : kTokenizerFiles) {
