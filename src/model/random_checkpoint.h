@@ -46,7 +46,7 @@ struct RandomCheckpointOptions {
   // The words the chain may use (ids of readable tokens, e.g. " house"; the caller picks
   // them with the tokenizer): kReplyStages * kReplyWordsPerStage of them are drawn by the
   // seed. Distinct, below the vocabulary size, not reply_end.
-  std::vector<int32_t> reply_words;
+  std::vector<int32_t> reply_words = {};
 };
 
 // The chain's words, stage 1 first (kReplyStages groups of kReplyWordsPerStage ids), that
