@@ -81,10 +81,15 @@ TEST(LlamaFlags, FileIsThePrompt) {
 
 TEST(LlamaFlags, EscapeTurnsBackslashNIntoANewline) {
   const std::string rest = " -n 4 --greedy --ignore-eos";
-  const RunOutcome escaped = run_json("-e -p 'a\\nb'" + rest);
-  EXPECT_EQ(escaped, run_json("-p \"$(printf 'a\\nb')\"" + rest));
-  EXPECT_EQ(escaped, run_json("--escape -p 'a\\nb'" + rest));
-  EXPECT_NE(escaped, run_json("-p 'a\\nb'" + rest));  // without -e the backslash is text
+  const RunOutcome escaped = run_json("-e -p 'a\\n\\nb'" + rest);
+  EXPECT_EQ(escaped, run_json("-p \"$(printf 'a\\n\\nb')\"" + rest));
+  EXPECT_EQ(escaped, run_json("--escape -p 'a\\n\\nb'" + rest));
+  // Without -e the backslashes are text: "a\\n\\nb" is 4 tokens, "a", "\n\n", "b" 3. (The
+  // prompt's length tells them apart: the demo model's replies hang on the prompt's last
+  // token, "b" in both.)
+  const RunOutcome plain = run_json("-p 'a\\n\\nb'" + rest);
+  EXPECT_EQ(escaped.usage["prompt_tokens"], 3);
+  EXPECT_EQ(plain.usage["prompt_tokens"], 4);
 }
 
 TEST(LlamaFlags, ProcessEscapesAsLlamaCpp) {
