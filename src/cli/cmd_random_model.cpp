@@ -135,10 +135,11 @@ Command add_random_model_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "Seed; the same seed gives the same bytes")->capture_default_str();
   sub->add_option("--tokenizer", o->tokenizer, "Folder whose tokenizer files to copy (default: the built-in Qwen2.5 tokenizer)");
   sub->add_option("--shape-replies", o->reply_end,
-                  "END_ID: shape the embedding, lm_head and residual writes (random otherwise) so that a sampled reply "
-                  "is a chain of common English words that ends with this token (e.g. 151645, <|im_end|>) after 20 to 80 "
-                  "tokens; the demo model uses it. The words' ids come from --tokenizer, else the tokenizer already in --out "
-                  "with --no-tokenizer, else the built-in one. Needs untied embeddings and a hidden size of 64 or more")
+                  "END_ID: shape the embedding, lm_head and residual writes (random otherwise) so that a sampled "
+                  "reply is a chain of common English words that ends with this token (e.g. 151645, <|im_end|>) "
+                  "after 20 to 80 tokens; the demo model uses it. The words' ids come from --tokenizer, else the "
+                  "tokenizer already in --out with --no-tokenizer, else the built-in one. Needs untied embeddings "
+                  "and a hidden size of 64 or more")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-tokenizer", o->no_tokenizer,
                 "Write weights and configs only (a tokenizer already in --out stays)");
@@ -163,9 +164,9 @@ Command add_random_model_command(CLI::App& app) {
               fail("--tokenizer: ", tokenizer_dir, "/tokenizer.json does not exist");
             check_output_folder(o->out, o->force);
             if (o->reply_end >= 0) {
-              const std::string words_dir = !o->tokenizer.empty()                                      ? o->tokenizer
-                                            : o->no_tokenizer && path_exists(o->out + "/tokenizer.json") ? o->out
-                                                                                                         : demo_model_dir();
+              // The tokenizer the checkpoint will have.
+              std::string words_dir = o->tokenizer.empty() ? demo_model_dir() : o->tokenizer;
+              if (o->tokenizer.empty() && o->no_tokenizer && path_exists(o->out + "/tokenizer.json")) words_dir = o->out;
               opts.reply_words = reply_word_ids(load_model_tokenizer(words_dir));
             }
             write_random_checkpoint(c, o->out, opts);

@@ -278,16 +278,19 @@ void write_random_checkpoint(const ModelConfig& c, const std::string& dir, const
   const bool shaped = options.reply_end >= 0;
   if (shaped) {
     if (c.tie_word_embeddings) fail("random checkpoint: reply shaping needs untied embeddings (an lm_head of its own)");
-    if (c.hidden_size < 64) fail("random checkpoint: reply shaping needs a hidden size of at least 64, got ", c.hidden_size);
+    if (c.hidden_size < 64)
+      fail("random checkpoint: reply shaping needs a hidden size of at least 64, got ", c.hidden_size);
     if (options.reply_end >= c.vocab_size)
-      fail("random checkpoint: the reply end token ", options.reply_end, " is not below the vocabulary size ", c.vocab_size);
+      fail("random checkpoint: the reply end token ", options.reply_end, " is not below the vocabulary size ",
+           c.vocab_size);
     std::vector<int32_t> words = options.reply_words;
     std::sort(words.begin(), words.end());
     if (std::adjacent_find(words.begin(), words.end()) != words.end())
       fail("random checkpoint: the reply words repeat a token");
     for (int32_t id : words)
       if (id < 0 || id >= c.vocab_size || id == options.reply_end)
-        fail("random checkpoint: reply word ", id, " is not a token below the vocabulary size other than the end token");
+        fail("random checkpoint: reply word ", id,
+             " is not a token below the vocabulary size other than the end token");
   }
 
   // Each tensor: its shape, the spread of its values and their centre.
@@ -351,7 +354,8 @@ void write_random_checkpoint(const ModelConfig& c, const std::string& dir, const
     tensors.push_back({s.name, options.dtype, s.shape, nullptr, static_cast<size_t>(numel) * dtype_size(options.dtype)});
   }
   const float uniform_to_unit_std = std::sqrt(3.0f);  // uniform on [-a, a] has std a / sqrt(3)
-  auto tensor_rng = [&](size_t i) { return SplitMix64{options.seed * 0x100000001b3ull + i}; };  // each tensor its own stream
+  // Each tensor its own stream.
+  auto tensor_rng = [&](size_t i) { return SplitMix64{options.seed * 0x100000001b3ull + i}; };
   std::optional<ReplyShape> shape;
   if (shaped) {
     // The final norm's weights as stored: its tensor's stream, replayed.

@@ -112,7 +112,8 @@ TEST(DemoModel, ShapingRefusesTiedEmbeddingsAndUnknownEndTokens) {
   EXPECT_NE(r.err.find("reply shaping needs untied embeddings"), std::string::npos) << r.err;
   r = run_glass("random-model --like demo --shape-replies 151936 --out " + shell_quote(tmp.file("past")));
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("the reply end token 151936 is not below the vocabulary size 151936"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the reply end token 151936 is not below the vocabulary size 151936"), std::string::npos)
+      << r.err;
   r = run_glass("random-model --like demo --end-token 151645 --out " + shell_quote(tmp.file("old")));
   EXPECT_NE(r.exit_code, 0);  // the old flag is gone: --shape-replies replaces it
 }
