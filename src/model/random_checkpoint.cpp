@@ -108,7 +108,7 @@ float stored_value(float v, DType dtype) {
 //   stays first, which raises it: about 0.8 with the demo's top_p 0.8. A reply is
 //   1 + K geometric stage lengths: at least K + 1 = 27 tokens. Measured on the demo over
 //   100 seeds (glass chat, one message): 27 to 40, median 32, with its generation_config
-//   (temperature 0.7, top_k 20, top_p 0.8); 34 to 60, median 43, at temperature 1 with
+//   (temperature 0.7, top_k 20, top_p 0.8); 32 to 56, median 41, at temperature 1 with
 //   no top_k, top_p or repetition penalty;
 // - greedy decoding walks the chain one stage a token: K + 1 tokens;
 // - a top_k of 16 or more (the demo's generation_config: 20) keeps both groups;

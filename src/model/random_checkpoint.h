@@ -30,7 +30,7 @@ std::vector<std::string> model_preset_names();
 // from stage k it is a word of stage k (stay) or, a little likelier, of stage k+1
 // (advance); from the last stage, a word of it or `reply_end`. A reply therefore walks
 // through all the stages: its length is 1 + a sum of kReplyStages geometric stage lengths
-// (at least kReplyStages + 1 tokens; 27 to 40 with the demo's sampling settings, 34 to 60
+// (at least kReplyStages + 1 tokens; 27 to 40 with the demo's sampling settings, 32 to 56
 // at temperature 1; greedy: kReplyStages + 1), rather than the single geometric length of
 // a constant chance of ending, which ends many replies at once and lets others run long.
 // The numbers are in random_checkpoint.cpp (ReplyShape).
