@@ -4,8 +4,6 @@
 // running the model; the probes' buffers are not counted), the decode's weight-read rate
 // against the machine's measured read bandwidth, and the prefill's matmul rate against the
 // measured peak of the instruction its kernels use.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,8 +13,8 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/option_range.h"
-#include "cli/model_source.h"
-#include "cli/runtime_options.h"
+#include "cli/model_session.h"
+#include "cli/progress.h"
 #include "kernels/bandwidth.h"
 #include "kernels/compute_peak.h"
 #include "kernels/cpu_kernels.h"
@@ -49,11 +47,6 @@ double matmul_macs_per_token(const ModelConfig& c) {
   return total;
 }
 
-size_t peak_rss_bytes() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<size_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
-}
 
 }  // namespace
 
@@ -82,14 +75,12 @@ Command add_bench_command(CLI::App& app) {
             check_range("--generate", o->generate, 0, kMaxContextOption);
             check_range("--repetitions", o->repetitions, 1, 1000);
             if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
-            const KVType kv = o->runtime.kv();
-            const LoadOptions load = o->runtime.load_options();
-            const auto backend_ptr = o->runtime.backend();
-            Backend& backend = *backend_ptr;
-            const std::string dir = resolve_model_dir(o->model);
-            const auto load_start = std::chrono::steady_clock::now();
-            const DecoderModel model = DecoderModel::load(dir, load);
-            const double load_s = seconds_since(load_start);
+            const ModelSession session(o->model, o->runtime, {.tokenizer = Need::kNo});
+            const KVType kv = session.kv_type();
+            Backend& backend = session.backend();
+            const std::string& dir = session.path();
+            const DecoderModel& model = session.model();
+            const double load_s = session.load_seconds();
             const ModelConfig& c = model.config();
             if (o->prompt + o->generate > c.max_position_embeddings)
               fail("--prompt + --generate (", o->prompt + o->generate, ") exceed the model's context of ",
