@@ -469,10 +469,18 @@ class Parser {
           }
       }
     }
-    if (!productive[root])
-      throw GrammarError(
-          "grammar: the grammar accepts nothing: no derivation of 'root' terminates (every alternative "
-          "needs a rule that never finishes, or a character class that matches nothing)");
+    if (!productive[root]) {
+      std::string names;
+      int listed = 0;
+      for (uint32_t r = 0; r < n && listed < 10; ++r)
+        if (!productive[r] && !rules_[r].generated) {
+          names += str_cat(listed ? ", " : "", "'", rules_[r].name, "'");
+          ++listed;
+        }
+      throw GrammarError(str_cat(
+          "grammar: the grammar accepts nothing: no derivation of 'root' terminates (rules with no finite "
+          "derivation: ", names, ")"));
+    }
     // Drop alternatives that cannot finish.
     for (auto& r : rules_) {
       std::erase_if(r.alts, [&](const Seq& alt) {
