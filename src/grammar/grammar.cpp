@@ -318,7 +318,7 @@ class Parser {
         item = class_item(ranges);
       } else if (c == '.') {
         ++pos_;
-        item = class_item({{0, 0x10FFFF}});
+        item = class_item(normalize_ranges({{0, 0x10FFFF}}));
       } else if (c == '(') {
         if (depth + 1 > limits_.max_nesting)
           error_at(pos_, str_cat("groups nested more than ", limits_.max_nesting, " deep"));
