@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/option_range.h"
 #include "cli/generation_options.h"
+#include "cli/grammar_options.h"
 #include "cli/help_groups.h"
 #include "cli/llama_flags.h"
 #include "cli/model_session.h"
@@ -145,6 +146,7 @@ Command add_run_command(CLI::App& app) {
     std::string system;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
+    GrammarOptions constraint;
     RuntimeOptions runtime;
   };
   auto o = std::make_shared<Options>();
@@ -173,6 +175,7 @@ Command add_run_command(CLI::App& app) {
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   chat->excludes(ids);
   o->generation.add_to(sub);
+  o->constraint.add_to(sub);
   o->runtime.add_to(sub);
   put_in_group(sub, "Model", {"-m", "--ctx-size", "--chat", "--system"});
   for (CLI::Option* flag : template_flags) flag->group("Model");
@@ -213,6 +216,7 @@ Command add_run_command(CLI::App& app) {
             check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
             check_range("--show-top", o->show_top, 0, kMaxShowTop);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
+            const std::optional<grammar::Grammar> grammar = o->constraint.resolve();
             const ModelSession session(o->model, o->runtime,
                                        {.tokenizer = Need::kYes, .chat_template = o->chat ? Need::kYes : Need::kNo});
             const std::string& dir = session.path();
@@ -240,6 +244,7 @@ Command add_run_command(CLI::App& app) {
               for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
             }
             for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
+            for (GenerationRequest& r : requests) r.grammar = grammar;
             std::vector<int64_t> lengths;
             for (const auto& r : requests)
               lengths.push_back(std::min<int64_t>(

@@ -56,13 +56,27 @@ ProcessorChain ProcessorChain::from_params(const SamplingParams& p) {
 }
 
 void ProcessorChain::apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace,
-                           size_t tokens) const {
+                           size_t tokens, const AllowedTokens* allowed) const {
   if (trace != nullptr) {
     trace->vocab = static_cast<int64_t>(logits.size());
     trace->top_before = top_candidates(logits, trace->top_n);
     trace->steps.clear();
   }
-  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = -std::numeric_limits<float>::infinity();
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = kMinusInf;
+  if (allowed != nullptr) {
+    const size_t n = logits.size();
+    for (size_t w = 0; w * 64 < n; ++w) {
+      const uint64_t bits = w < allowed->words.size() ? allowed->words[w] : 0;
+      if (bits == ~uint64_t{0} && (w + 1) * 64 <= allowed->size) continue;
+      for (size_t i = w * 64; i < std::min(n, (w + 1) * 64); ++i)
+        if (i >= allowed->size || ((bits >> (i & 63)) & 1) == 0) logits[i] = kMinusInf;
+    }
+    if (trace != nullptr) {
+      const auto surviving = std::count_if(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); });
+      trace->steps.push_back({std::string(allowed->name), static_cast<int64_t>(surviving)});
+    }
+  }
   for (const LogitsProcessor& step : steps_) {
     std::visit([&](const auto& p) { p.apply(logits, history); }, step);
     if (trace != nullptr) {
