@@ -176,6 +176,7 @@ Command add_serve_command(CLI::App& app) {
             sched.max_running = o->parallel;
             sched.max_waiting = o->queue;
             sched.prefill_chunk = o->prefill_chunk;
+            sched.grammar_end_tokens = defaults.eos_token_ids;
             server::Scheduler scheduler(model, session.kernels(), cache, tokenizer, context, sched);
 
             server::ServedModel served;

@@ -117,6 +117,9 @@ class Generator {
   // The ids tokens are drawn from: the model's vocabulary rows up to the tokenizer's
   // size (embedding rows past the tokenizer are padding, never drawn).
   int64_t sample_width() const;
+  // Builds now what constrained requests with these end tokens need (the vocabulary's
+  // trie, about 0.2 s for Qwen's 151,665 tokens), rather than in their first step.
+  void prepare_grammar(const std::vector<int32_t>& end_tokens) { grammar_vocabulary(end_tokens); }
   // Prompt positions of a sequence attached from the prefix cache (not computed).
   int64_t cached_tokens(int handle) const;
   // Stops a sequence now and frees its KV blocks; it gets no further events.

@@ -312,5 +312,79 @@ TEST(Run, ProgressBarsOnATerminalOnly) {
   EXPECT_EQ(quiet.out.find("prompt ["), std::string::npos) << quiet.out;
 }
 
+// Constrained decoding from the command line: GBNF text or file, a JSON schema; the
+// demo model (random weights) then writes only what the grammar allows.
+TEST(Run, GrammarAndJsonSchemaConstrainTheOutput) {
+  test::TempDir tmp;
+  for (int seed = 1; seed <= 2; ++seed) {
+    const auto r = run_glass(str_cat("run -p 'Code:' -n 40 --seed ", seed,
+                                     R"( --format json --grammar 'root ::= "id-" [0-9]{2,4} ("." [a-c])?')"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse_last_line(r.out);
+    const std::string text = j["text"];
+    EXPECT_EQ(j["finish_reason"], "eos") << text;
+    ASSERT_TRUE(text.starts_with("id-")) << text;
+    const std::string rest = text.substr(3);
+    const size_t digits = rest.find_first_not_of("0123456789");
+    const size_t n = digits == std::string::npos ? rest.size() : digits;
+    EXPECT_TRUE(n >= 2 && n <= 4) << text;
+    if (digits != std::string::npos) {
+      EXPECT_EQ(rest.size(), n + 2) << text;
+      EXPECT_EQ(rest[n], '.') << text;
+      EXPECT_TRUE(rest[n + 1] >= 'a' && rest[n + 1] <= 'c') << text;
+    }
+  }
+  test::write_string(tmp.file("answer.gbnf"), "# yes or no\nroot ::= answer \"!\"\nanswer ::= \"yes\" | \"no\"\n");
+  for (const std::string flag : {"--grammar", "--grammar-file"}) {
+    const auto r = run_glass("run -p 'Q:' -n 10 --seed 5 --format json " + flag + " " + shell_quote(tmp.file("answer.gbnf")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = parse_last_line(r.out)["text"];
+    EXPECT_TRUE(text == "yes!" || text == "no!") << flag << ": " << text;
+  }
+  const std::string schema = R"({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})";
+  test::write_string(tmp.file("schema.json"), schema);
+  for (const std::string& arg : {shell_quote(schema), shell_quote(tmp.file("schema.json"))}) {
+    const auto r = run_glass("run -p 'JSON:' -n 60 --seed 2 --format json -j " + arg);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse_last_line(r.out);
+    ASSERT_EQ(j["finish_reason"], "eos") << j.dump();
+    const Json value = Json::parse(j["text"].get<std::string>());
+    ASSERT_TRUE(value.is_object());
+    EXPECT_EQ(value.size(), 1u);
+    EXPECT_TRUE(value["ok"].is_boolean());
+  }
+}
+
+TEST(Run, BadGrammarsAreRefusedNamingTheFlag) {
+  test::TempDir tmp;
+  test::write_string(tmp.file("broken.gbnf"), "root ::= \"a\"\nitem ::= [b-\n");
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {"--grammar 'root ::= [a-z'", {"--grammar", "line 1, column"}},
+      {"--grammar " + shell_quote(tmp.file("broken.gbnf")), {"--grammar", "broken.gbnf", "line 2"}},
+      {"--grammar-file " + shell_quote(tmp.file("missing.gbnf")), {"--grammar-file", "missing.gbnf"}},
+      {"--grammar 'root ::= other'", {"--grammar", "other"}},
+      {"-j '{\"type\": 5}'", {"--json-schema"}},
+      {"-j '{\"type\": \"string\", \"contentEncoding\": \"base64\"}'", {"--json-schema", "contentEncoding"}},
+      {"--grammar 'root ::= \"a\"' --ignore-eos", {"grammar needs an end-of-sequence token"}},
+      {"--grammar 'root ::= \"a\"' -j '{}'", {"--grammar", "--json-schema"}},
+  };
+  for (const auto& [flags, expected] : cases) {
+    const auto r = run_glass("run -p x -n 5 " + flags);
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_TRUE(r.out.empty()) << flags << ": " << r.out;
+    for (const std::string& part : expected) EXPECT_NE(r.err.find(part), std::string::npos) << flags << ": " << r.err;
+  }
+}
+
+TEST(Bench, GrammarReportsTheMaskCostPerStep) {
+  const auto r = run_glass(R"(bench -p 0 -n 8 -r 1 --no-bandwidth --format json --grammar 'root ::= "[" [0-9]+ ("," [0-9]+)* "]"')");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_last_line(r.out);
+  EXPECT_GT(j["grammar_tg_tok_s"].get<double>(), 0);
+  EXPECT_GE(j["grammar_mask_ms_per_step"].get<double>(), 0);
+  EXPECT_GT(j["grammar_vocabulary_ms"].get<double>(), 0);
+  EXPECT_GT(j["grammar_tg_fraction"].get<double>(), 0);
+}
+
 }  // namespace
 }  // namespace glass
