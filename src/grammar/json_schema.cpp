@@ -26,9 +26,10 @@ json-hex ::= [0-9a-fA-F]
 json-u4 ::= [0-9a-cA-CeEfF] json-hex json-hex json-hex | [dD] [0-7] json-hex json-hex | [dD] [89abAB] json-hex json-hex "\\u" [dD] [c-fC-F] json-hex json-hex
 json-char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" json-u4)
 json-string ::= "\"" json-char* "\"" space
-json-number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)? space
-json-nonneg-number ::= ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)? space
-json-integer ::= "-"? ("0" | [1-9] [0-9]*) space
+json-number ::= "-"? json-unsigned-number space
+json-nonneg-number ::= json-unsigned-number space
+json-unsigned-number ::= ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?
+json-integer ::= "-"? ("0" | [1-9] [0-9]{0,18}) space
 json-boolean ::= ("true" | "false") space
 json-null ::= "null" space
 json-value ::= json-object | json-array | json-string | json-number | json-boolean | json-null
@@ -520,6 +521,25 @@ class SchemaConverter {
     return name;
   }
 
+  // Exactly the JSON value `v` (its strings and numbers as nlohmann writes them), with
+  // the usual whitespace between tokens.
+  std::string value_expr(const OrderedJson& v, const std::string& path, int depth) {
+    if (depth > kMaxSchemaDepth) error(path, str_cat("values nested more than ", kMaxSchemaDepth, " levels deep"));
+    if (v.is_object() || v.is_array()) {
+      bool obj = v.is_object();
+      std::string out = obj ? "\"{\" space" : "\"[\" space";
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += " \",\" space";
+        first = false;
+        if (obj) out += " " + gbnf_literal(OrderedJson(it.key()).dump()) + " space \":\" space";
+        out += " " + value_expr(it.value(), path, depth + 1);
+      }
+      return out + (obj ? " \"}\" space" : " \"]\" space");
+    }
+    return gbnf_literal(v.dump()) + " space";
+  }
+
   // A GBNF expression for instances of `s` (followed by `space`).
   std::string expr(const OrderedJson& s, const std::string& path, const std::string& hint, int depth) {
     if (depth > kMaxSchemaDepth) error(path, str_cat("schemas nested more than ", kMaxSchemaDepth, " levels deep"));
@@ -552,13 +572,13 @@ class SchemaConverter {
       }
       return out + ")";
     }
-    if (s.contains("const")) return gbnf_literal(s["const"].dump()) + " space";
+    if (s.contains("const")) return value_expr(s["const"], child_path(path, "const"), 0);
     if (s.contains("enum")) {
       const OrderedJson& e = s["enum"];
       if (!e.is_array() || e.empty()) error(child_path(path, "enum"), "'enum' must be a non-empty array");
       std::string out = "(";
-      for (size_t i = 0; i < e.size(); ++i) out += (i ? " | " : "") + gbnf_literal(e[i].dump());
-      return out + ") space";
+      for (size_t i = 0; i < e.size(); ++i) out += (i ? " | " : "") + value_expr(e[i], child_path(path, "enum"), 0);
+      return out + ")";
     }
 
     std::vector<std::string> types;
@@ -652,16 +672,24 @@ class SchemaConverter {
       if (!s.contains(key)) return;
       const OrderedJson& v = s[key];
       if (!v.is_number()) error(child_path(path, key), str_cat("'", key, "' must be a number"));
-      double d = v.get<double>();
-      if (!(std::fabs(d) < 9.2e18)) error(child_path(path, key), str_cat("'", key, "' is out of the supported range (int64)"));
       int64_t b;
       if (is_int_value(v)) {
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          error(child_path(path, key), str_cat("'", key, "' is out of the supported range (int64)"));
         b = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
-        if (exclusive) b += lower ? 1 : -1;
-      } else if (lower) {
-        b = static_cast<int64_t>(exclusive ? std::floor(d) + 1 : std::ceil(d));
+        if (exclusive) {
+          if (b == (lower ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min()))
+            error(path, "no integer satisfies the bounds");
+          b += lower ? 1 : -1;
+        }
       } else {
-        b = static_cast<int64_t>(exclusive ? std::ceil(d) - 1 : std::floor(d));
+        double d = v.get<double>();
+        if (!(std::fabs(d) < 9.2e18)) error(child_path(path, key), str_cat("'", key, "' is out of the supported range (int64)"));
+        if (lower) {
+          b = static_cast<int64_t>(exclusive ? std::floor(d) + 1 : std::ceil(d));
+        } else {
+          b = static_cast<int64_t>(exclusive ? std::ceil(d) - 1 : std::floor(d));
+        }
       }
       if (lower) {
         lo = has_lo ? std::max(lo, b) : b;
@@ -767,7 +795,7 @@ class SchemaConverter {
   const OrderedJson& root_;
   std::string rules_;
   std::set<std::string> names_ = {"root", "space", "json-hex", "json-u4", "json-char", "json-string", "json-number",
-                                  "json-nonneg-number", "json-integer", "json-boolean", "json-null", "json-value",
+                                  "json-nonneg-number", "json-unsigned-number", "json-integer", "json-boolean", "json-null", "json-value",
                                   "json-object", "json-array", "json-date", "json-time"};
   std::map<std::string, std::string> rule_by_ref_;
   std::map<std::string, std::string> ref_by_rule_;

@@ -13,7 +13,8 @@
 //                   instance with no extra properties is valid either way). true or a schema
 //                   on an object without `properties`: a map with any keys.
 //   items, minItems, maxItems
-//   enum, const     any JSON values (written compactly, as nlohmann dumps them).
+//   enum, const     any JSON values: the value's tokens as nlohmann writes them
+//                   (strings escaped only where JSON must), whitespace between them.
 //   pattern         an ECMAScript regex subset: literals, escapes, . \d \w \s \D \W \S,
 //                   classes, groups (capturing and (?:)), |, * + ? {m} {m,} {m,n} (lazy
 //                   forms too), ^ at the start and $ at the end (unanchored ends match
