@@ -138,6 +138,8 @@ class RegexConverter {
       pos_ = 1;
     }
     std::string body = parse_alt(0);
+    if ((anchored_start || (pos_ < re_.size() && re_[pos_] == '$')) && top_level_alternation_)
+      fail_here("an anchor with '|' at the top level (write ^(a|b)$)");
     if (pos_ < re_.size() && re_[pos_] == '$') {
       anchored_end = true;
       ++pos_;
@@ -171,6 +173,7 @@ class RegexConverter {
     if (depth > 100) fail_here("nesting deeper than 100 groups");
     std::string out = parse_seq(depth);
     while (peek() == '|') {
+      if (depth == 0) top_level_alternation_ = true;
       ++pos_;
       out += " | " + parse_seq(depth);
     }
@@ -370,6 +373,7 @@ class RegexConverter {
 
   std::string_view re_;
   size_t pos_ = 0;
+  bool top_level_alternation_ = false;
 };
 
 // ---- integer ranges ----
@@ -810,7 +814,13 @@ namespace {
 // value satisfies the schema: a $ref cycle with no base case leaves none).
 std::pair<std::string, Grammar> compile_schema(const OrderedJson& schema) {
   SchemaConverter conv(schema);
-  std::string gbnf = conv.run();
+  std::string gbnf;
+  try {
+    gbnf = conv.run();
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. a string that is not UTF-8 in a value built in code (parsed JSON is checked)
+    throw GrammarError(str_cat("json schema: ", e.what()));
+  }
   try {
     Grammar g = Grammar::from_gbnf(gbnf);
     return {std::move(gbnf), std::move(g)};

@@ -475,6 +475,7 @@ TEST(GrammarJsonSchema, BadSchemasAreRefusedWithKeywordAndPath) {
       {R"({"type": "string", "format": "email"})", "at #/format: unsupported format \"email\""},
       {R"({"type": "string", "pattern": "^(?=a)b$"})", "at #/pattern: pattern /^(?=a)b$/: at offset 2: lookaround"},
       {R"({"type": "string", "pattern": "(a)\\1"})", "the escape \\1 is not supported"},
+      {R"({"type": "string", "pattern": "^a|b$"})", "an anchor with '|' at the top level"},
       {R"({"type": "object", "properties": {"a": {}}, "required": ["b"]})", "required property \"b\" is not in 'properties'"},
       {R"({"type": "array", "minItems": -1})", "at #/minItems: 'minItems' must be a non-negative integer"},
       {R"({"type": "array", "minItems": 3, "maxItems": 2})", "'maxItems' is less than 'minItems'"},
