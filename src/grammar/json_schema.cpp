@@ -440,14 +440,16 @@ std::string child_path(const std::string& path, const std::string& key) {
 
 class SchemaConverter {
  public:
-  explicit SchemaConverter(const OrderedJson& root) : root_(root) {}
+  // `start`: the start rule's name ("root" for a whole grammar); other rules are named
+  // after it when it is not root.
+  SchemaConverter(const OrderedJson& root, std::string start) : root_(root), start_(std::move(start)) {
+    names_.insert(start_);
+  }
 
+  // The rules (without the shared json-* and space rules).
   std::string run() {
-    std::string root_expr = expr(root_, "#", "root", 0);
-    std::string out = "root ::= " + root_expr + "\n";
-    out += rules_;
-    out += kCommonRules;
-    return out;
+    std::string root_expr = expr(root_, "#", start_ == "root" ? "root" : "v", 0);
+    return start_ + " ::= " + root_expr + "\n" + rules_;
   }
   const std::map<std::string, std::string>& ref_names() const { return ref_by_rule_; }
 
@@ -460,6 +462,7 @@ class SchemaConverter {
     std::string base;
     for (char c : hint) base.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-');
     if (base.empty() || base.size() > 40) base = base.substr(0, 40) + "x";
+    if (start_ != "root") base = start_ + "-" + base;
     std::string name = base;
     for (int i = 2; !names_.insert(name).second; ++i) name = base + "-" + std::to_string(i);
     return name;
@@ -797,6 +800,7 @@ class SchemaConverter {
   }
 
   const OrderedJson& root_;
+  std::string start_;
   std::string rules_;
   std::set<std::string> names_ = {"root", "space", "json-hex", "json-u4", "json-char", "json-string", "json-number",
                                   "json-nonneg-number", "json-unsigned-number", "json-integer", "json-boolean", "json-null", "json-value",
@@ -812,18 +816,25 @@ std::string regex_to_gbnf(std::string_view regex) { return RegexConverter(regex)
 namespace {
 // The GBNF of a schema and its compiled grammar (compiling also checks that some finite
 // value satisfies the schema: a $ref cycle with no base case leaves none).
-std::pair<std::string, Grammar> compile_schema(const OrderedJson& schema) {
-  SchemaConverter conv(schema);
-  std::string gbnf;
+struct Compiled {
+  std::string rules;  // the schema's rules, without the shared ones
+  std::string gbnf;   // a whole grammar
+  Grammar grammar;
+};
+
+Compiled compile_schema(const OrderedJson& schema, const std::string& start = "root") {
+  SchemaConverter conv(schema, start);
+  std::string rules;
   try {
-    gbnf = conv.run();
+    rules = conv.run();
   } catch (const nlohmann::json::exception& e) {
     // e.g. a string that is not UTF-8 in a value built in code (parsed JSON is checked)
     throw GrammarError(str_cat("json schema: ", e.what()));
   }
+  std::string gbnf = (start == "root" ? std::string() : "root ::= " + start + "\n") + rules + kCommonRules;
   try {
     Grammar g = Grammar::from_gbnf(gbnf);
-    return {std::move(gbnf), std::move(g)};
+    return {std::move(rules), std::move(gbnf), std::move(g)};
   } catch (const GrammarError& e) {
     std::string msg = e.what();
     if (msg.find("accepts nothing") != std::string::npos) {
@@ -846,10 +857,27 @@ OrderedJson parse_schema(std::string_view schema_text) {
 }
 }  // namespace
 
-std::string json_schema_to_gbnf(const OrderedJson& schema) { return compile_schema(schema).first; }
-std::string json_schema_to_gbnf(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).first; }
-Grammar json_schema_grammar(const OrderedJson& schema) { return compile_schema(schema).second; }
-Grammar json_schema_grammar(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).second; }
+std::string json_schema_to_gbnf(const OrderedJson& schema) { return compile_schema(schema).gbnf; }
+std::string json_schema_to_gbnf(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).gbnf; }
+Grammar json_schema_grammar(const OrderedJson& schema) { return compile_schema(schema).grammar; }
+Grammar json_schema_grammar(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).grammar; }
+
+std::string json_schema_rules(const OrderedJson& schema, const std::string& rule_name) {
+  bool ok = !rule_name.empty() && rule_name.size() <= 64 && rule_name != "root" &&
+            std::all_of(rule_name.begin(), rule_name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; }) &&
+            rule_name.rfind("json-", 0) != 0 && rule_name != "space";
+  if (!ok)
+    throw GrammarError(str_cat("json schema: the rule name \"", text_excerpt(rule_name),
+                               "\" must be 1-64 letters, digits or '-', and not root, space or json-*"));
+  return compile_schema(schema, rule_name).rules;
+}
+
+const std::string& json_common_gbnf() {
+  static const std::string text = kCommonRules;
+  return text;
+}
+
+std::string gbnf_quote(std::string_view text) { return gbnf_literal(text); }
 
 const std::string& json_object_gbnf() {
   static const std::string text = std::string("root ::= json-object\n") + kCommonRules;

@@ -450,6 +450,27 @@ TEST(GrammarJsonSchema, PatternsAgreeWithPcre2) {
   }
 }
 
+// Tool calls: two tools' parameter schemas composed inside the hermes wrapper.
+TEST(GrammarJsonSchema, ComposedToolCallGrammar) {
+  OrderedJson weather = OrderedJson::parse(R"({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city"],"additionalProperties":false})");
+  OrderedJson search = OrderedJson::parse(R"({"$defs":{"q":{"type":"string","minLength":1}},"type":"object","properties":{"query":{"$ref":"#/$defs/q"}},"required":["query"]})");
+  std::string g = "root ::= \"<tool_call>\\n{\\\"name\\\": \" (call-0 | call-1) \"}\\n</tool_call>\"\n";
+  g += "call-0 ::= " + gbnf_quote("\"get_weather\", \"arguments\": ") + " args-0\n";
+  g += "call-1 ::= " + gbnf_quote("\"web_search\", \"arguments\": ") + " args-1\n";
+  g += json_schema_rules(weather, "args-0");
+  g += json_schema_rules(search, "args-1");
+  g += json_common_gbnf();
+  Grammar grammar = Grammar::from_gbnf(g);
+  EXPECT_TRUE(accepts(grammar, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>"));
+  EXPECT_TRUE(accepts(grammar, "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"x\"}}\n</tool_call>"));
+  EXPECT_FALSE(accepts(grammar, "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"\"}}\n</tool_call>"));
+  EXPECT_FALSE(accepts(grammar, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 8}}\n</tool_call>"));
+  EXPECT_FALSE(accepts(grammar, "<tool_call>\n{\"name\": \"other\", \"arguments\": {}}\n</tool_call>"));
+  EXPECT_THROW((void)json_schema_rules(weather, "root"), GrammarError);
+  EXPECT_THROW((void)json_schema_rules(weather, "bad name"), GrammarError);
+  EXPECT_THROW((void)json_schema_rules(OrderedJson::parse(R"({"type": 5})"), "args-2"), GrammarError);
+}
+
 std::string schema_error(std::string_view text) {
   try {
     (void)json_schema_grammar(text);
