@@ -375,8 +375,10 @@ bool GrammarMatcher::accept_token(int32_t id) {
 }
 
 bool GrammarMatcher::can_end() const {
-  if (terminated_) return false;
-  return grammar_.impl_->cache->can_end(state_);
+  if (terminated_ || state_ == 0) return false;
+  auto& cache = *grammar_.impl_->cache;
+  std::lock_guard<std::mutex> lock(cache.mu);  // other matchers may be adding states
+  return cache.can_end(state_);
 }
 
 bool GrammarMatcher::is_dead() const { return terminated_ || state_ == 0; }
