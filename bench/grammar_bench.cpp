@@ -138,6 +138,23 @@ void BM_StringStateMaskCold(benchmark::State& state) {
 }
 BENCHMARK(BM_StringStateMaskCold)->Unit(benchmark::kMillisecond);
 
+// Applying a mask to a logits row (151,936 floats: the embedding's rows), in a state where
+// few tokens are allowed (after a value in an object) and in a string (most allowed).
+void BM_ApplyMask(benchmark::State& state) {
+  const Setup& s = setup();
+  Grammar g = json_object_grammar();
+  GrammarMatcher m(g, s.vocab);
+  m.accept_bytes(state.range(0) == 0 ? "{\"a\": 1" : "{\"a\": \"text");
+  TokenMask mask = m.mask();
+  std::vector<float> logits(151936, 0.5f);
+  for (auto _ : state) {
+    apply_token_mask(mask, logits);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.SetLabel(state.range(0) == 0 ? "few allowed" : "most allowed");
+}
+BENCHMARK(BM_ApplyMask)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 void BM_BuildVocabulary(benchmark::State& state) {
   const Setup& s = setup();
   for (auto _ : state) {

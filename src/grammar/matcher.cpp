@@ -234,12 +234,17 @@ void apply_token_mask(const TokenMask& mask, std::span<float> logits) {
   const float neg = -std::numeric_limits<float>::infinity();
   const size_t n = logits.size();
   const size_t covered = std::min(n, mask.size);
+  float* out = logits.data();
   for (size_t w = 0; w * 64 < covered; ++w) {
     uint64_t bits = mask.words[w];
+    const size_t begin = w * 64, end = std::min(covered, begin + 64);
     if (bits == ~uint64_t{0}) continue;
-    size_t end = std::min(covered, w * 64 + 64);
-    for (size_t i = w * 64; i < end; ++i)
-      if (!((bits >> (i & 63)) & 1)) logits[i] = neg;
+    if (bits == 0) {  // the common case: a whole word disallowed
+      std::fill(out + begin, out + end, neg);
+      continue;
+    }
+    if (end - begin < 64) bits |= ~uint64_t{0} << (end - begin);  // past the row: leave alone
+    for (uint64_t zeros = ~bits; zeros != 0; zeros &= zeros - 1) out[begin + static_cast<size_t>(std::countr_zero(zeros))] = neg;
   }
   for (size_t i = covered; i < n; ++i) logits[i] = neg;
 }
