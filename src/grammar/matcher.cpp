@@ -219,6 +219,7 @@ CompiledGrammar::CompiledGrammar() = default;
 CompiledGrammar::~CompiledGrammar() = default;
 
 void init_state_cache(CompiledGrammar& g) { g.cache = std::make_unique<StateCache>(g); }
+bool initial_state_too_large(const CompiledGrammar& g) { return g.cache->initial() == 0; }
 
 }  // namespace detail
 

@@ -12,6 +12,7 @@
 //   GrammarMatcher m(g, vocab);
 //   // each decoding step:
 //   m.fill_mask(mask);                 // TokenMask: allowed ids for this step
+//   if (mask.count() == 0) stop;       // only past the matcher's limits (hostile grammars)
 //   apply_token_mask(mask, logits);    // disallowed logits -> -inf, BEFORE the sampling
 //                                      // processors (penalties, temperature, top-k/p...)
 //   int32_t id = sample(logits);
