@@ -537,6 +537,10 @@ class Parser {
       }
     }
     detail::init_state_cache(*g);
+    if (detail::initial_state_too_large(*g))
+      throw GrammarError(
+          "grammar: the grammar is too ambiguous for the matcher: its start state has more than 8192 parses "
+          "(e.g. an optional item under a large repetition count, like (\"a\"?){0,10000}); simplify it");
     return g;
   }
 

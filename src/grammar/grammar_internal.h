@@ -43,5 +43,7 @@ struct CompiledGrammar {
 
 // Makes g.cache (matcher.cpp).
 void init_state_cache(CompiledGrammar& g);
+// The start state exceeds the matcher's limits (a matcher would be dead from the start).
+bool initial_state_too_large(const CompiledGrammar& g);
 
 }  // namespace glass::grammar::detail

@@ -26,9 +26,10 @@ json-hex ::= [0-9a-fA-F]
 json-u4 ::= [0-9a-cA-CeEfF] json-hex json-hex json-hex | [dD] [0-7] json-hex json-hex | [dD] [89abAB] json-hex json-hex "\\u" [dD] [c-fC-F] json-hex json-hex
 json-char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" json-u4)
 json-string ::= "\"" json-char* "\"" space
-json-number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)? space
-json-nonneg-number ::= ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)? space
-json-integer ::= "-"? ("0" | [1-9] [0-9]*) space
+json-number ::= "-"? json-unsigned-number space
+json-nonneg-number ::= json-unsigned-number space
+json-unsigned-number ::= ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?
+json-integer ::= "-"? ("0" | [1-9] [0-9]{0,18}) space
 json-boolean ::= ("true" | "false") space
 json-null ::= "null" space
 json-value ::= json-object | json-array | json-string | json-number | json-boolean | json-null
@@ -137,6 +138,8 @@ class RegexConverter {
       pos_ = 1;
     }
     std::string body = parse_alt(0);
+    if ((anchored_start || (pos_ < re_.size() && re_[pos_] == '$')) && top_level_alternation_)
+      fail_here("an anchor with '|' at the top level (write ^(a|b)$)");
     if (pos_ < re_.size() && re_[pos_] == '$') {
       anchored_end = true;
       ++pos_;
@@ -170,6 +173,7 @@ class RegexConverter {
     if (depth > 100) fail_here("nesting deeper than 100 groups");
     std::string out = parse_seq(depth);
     while (peek() == '|') {
+      if (depth == 0) top_level_alternation_ = true;
       ++pos_;
       out += " | " + parse_seq(depth);
     }
@@ -369,6 +373,7 @@ class RegexConverter {
 
   std::string_view re_;
   size_t pos_ = 0;
+  bool top_level_alternation_ = false;
 };
 
 // ---- integer ranges ----
@@ -435,14 +440,16 @@ std::string child_path(const std::string& path, const std::string& key) {
 
 class SchemaConverter {
  public:
-  explicit SchemaConverter(const OrderedJson& root) : root_(root) {}
+  // `start`: the start rule's name ("root" for a whole grammar); other rules are named
+  // after it when it is not root.
+  SchemaConverter(const OrderedJson& root, std::string start) : root_(root), start_(std::move(start)) {
+    names_.insert(start_);
+  }
 
+  // The rules (without the shared json-* and space rules).
   std::string run() {
-    std::string root_expr = expr(root_, "#", "root", 0);
-    std::string out = "root ::= " + root_expr + "\n";
-    out += rules_;
-    out += kCommonRules;
-    return out;
+    std::string root_expr = expr(root_, "#", start_ == "root" ? "root" : "v", 0);
+    return start_ + " ::= " + root_expr + "\n" + rules_;
   }
   const std::map<std::string, std::string>& ref_names() const { return ref_by_rule_; }
 
@@ -455,6 +462,7 @@ class SchemaConverter {
     std::string base;
     for (char c : hint) base.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-');
     if (base.empty() || base.size() > 40) base = base.substr(0, 40) + "x";
+    if (start_ != "root") base = start_ + "-" + base;
     std::string name = base;
     for (int i = 2; !names_.insert(name).second; ++i) name = base + "-" + std::to_string(i);
     return name;
@@ -520,6 +528,25 @@ class SchemaConverter {
     return name;
   }
 
+  // Exactly the JSON value `v` (its strings and numbers as nlohmann writes them), with
+  // the usual whitespace between tokens.
+  std::string value_expr(const OrderedJson& v, const std::string& path, int depth) {
+    if (depth > kMaxSchemaDepth) error(path, str_cat("values nested more than ", kMaxSchemaDepth, " levels deep"));
+    if (v.is_object() || v.is_array()) {
+      bool obj = v.is_object();
+      std::string out = obj ? "\"{\" space" : "\"[\" space";
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += " \",\" space";
+        first = false;
+        if (obj) out += " " + gbnf_literal(OrderedJson(it.key()).dump()) + " space \":\" space";
+        out += " " + value_expr(it.value(), path, depth + 1);
+      }
+      return out + (obj ? " \"}\" space" : " \"]\" space");
+    }
+    return gbnf_literal(v.dump()) + " space";
+  }
+
   // A GBNF expression for instances of `s` (followed by `space`).
   std::string expr(const OrderedJson& s, const std::string& path, const std::string& hint, int depth) {
     if (depth > kMaxSchemaDepth) error(path, str_cat("schemas nested more than ", kMaxSchemaDepth, " levels deep"));
@@ -552,13 +579,13 @@ class SchemaConverter {
       }
       return out + ")";
     }
-    if (s.contains("const")) return gbnf_literal(s["const"].dump()) + " space";
+    if (s.contains("const")) return value_expr(s["const"], child_path(path, "const"), 0);
     if (s.contains("enum")) {
       const OrderedJson& e = s["enum"];
       if (!e.is_array() || e.empty()) error(child_path(path, "enum"), "'enum' must be a non-empty array");
       std::string out = "(";
-      for (size_t i = 0; i < e.size(); ++i) out += (i ? " | " : "") + gbnf_literal(e[i].dump());
-      return out + ") space";
+      for (size_t i = 0; i < e.size(); ++i) out += (i ? " | " : "") + value_expr(e[i], child_path(path, "enum"), 0);
+      return out + ")";
     }
 
     std::vector<std::string> types;
@@ -652,16 +679,24 @@ class SchemaConverter {
       if (!s.contains(key)) return;
       const OrderedJson& v = s[key];
       if (!v.is_number()) error(child_path(path, key), str_cat("'", key, "' must be a number"));
-      double d = v.get<double>();
-      if (!(std::fabs(d) < 9.2e18)) error(child_path(path, key), str_cat("'", key, "' is out of the supported range (int64)"));
       int64_t b;
       if (is_int_value(v)) {
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          error(child_path(path, key), str_cat("'", key, "' is out of the supported range (int64)"));
         b = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
-        if (exclusive) b += lower ? 1 : -1;
-      } else if (lower) {
-        b = static_cast<int64_t>(exclusive ? std::floor(d) + 1 : std::ceil(d));
+        if (exclusive) {
+          if (b == (lower ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min()))
+            error(path, "no integer satisfies the bounds");
+          b += lower ? 1 : -1;
+        }
       } else {
-        b = static_cast<int64_t>(exclusive ? std::ceil(d) - 1 : std::floor(d));
+        double d = v.get<double>();
+        if (!(std::fabs(d) < 9.2e18)) error(child_path(path, key), str_cat("'", key, "' is out of the supported range (int64)"));
+        if (lower) {
+          b = static_cast<int64_t>(exclusive ? std::floor(d) + 1 : std::ceil(d));
+        } else {
+          b = static_cast<int64_t>(exclusive ? std::ceil(d) - 1 : std::floor(d));
+        }
       }
       if (lower) {
         lo = has_lo ? std::max(lo, b) : b;
@@ -765,9 +800,10 @@ class SchemaConverter {
   }
 
   const OrderedJson& root_;
+  std::string start_;
   std::string rules_;
   std::set<std::string> names_ = {"root", "space", "json-hex", "json-u4", "json-char", "json-string", "json-number",
-                                  "json-nonneg-number", "json-integer", "json-boolean", "json-null", "json-value",
+                                  "json-nonneg-number", "json-unsigned-number", "json-integer", "json-boolean", "json-null", "json-value",
                                   "json-object", "json-array", "json-date", "json-time"};
   std::map<std::string, std::string> rule_by_ref_;
   std::map<std::string, std::string> ref_by_rule_;
@@ -780,12 +816,25 @@ std::string regex_to_gbnf(std::string_view regex) { return RegexConverter(regex)
 namespace {
 // The GBNF of a schema and its compiled grammar (compiling also checks that some finite
 // value satisfies the schema: a $ref cycle with no base case leaves none).
-std::pair<std::string, Grammar> compile_schema(const OrderedJson& schema) {
-  SchemaConverter conv(schema);
-  std::string gbnf = conv.run();
+struct Compiled {
+  std::string rules;  // the schema's rules, without the shared ones
+  std::string gbnf;   // a whole grammar
+  Grammar grammar;
+};
+
+Compiled compile_schema(const OrderedJson& schema, const std::string& start = "root") {
+  SchemaConverter conv(schema, start);
+  std::string rules;
+  try {
+    rules = conv.run();
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. a string that is not UTF-8 in a value built in code (parsed JSON is checked)
+    throw GrammarError(str_cat("json schema: ", e.what()));
+  }
+  std::string gbnf = (start == "root" ? std::string() : "root ::= " + start + "\n") + rules + kCommonRules;
   try {
     Grammar g = Grammar::from_gbnf(gbnf);
-    return {std::move(gbnf), std::move(g)};
+    return {std::move(rules), std::move(gbnf), std::move(g)};
   } catch (const GrammarError& e) {
     std::string msg = e.what();
     if (msg.find("accepts nothing") != std::string::npos) {
@@ -808,10 +857,27 @@ OrderedJson parse_schema(std::string_view schema_text) {
 }
 }  // namespace
 
-std::string json_schema_to_gbnf(const OrderedJson& schema) { return compile_schema(schema).first; }
-std::string json_schema_to_gbnf(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).first; }
-Grammar json_schema_grammar(const OrderedJson& schema) { return compile_schema(schema).second; }
-Grammar json_schema_grammar(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).second; }
+std::string json_schema_to_gbnf(const OrderedJson& schema) { return compile_schema(schema).gbnf; }
+std::string json_schema_to_gbnf(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).gbnf; }
+Grammar json_schema_grammar(const OrderedJson& schema) { return compile_schema(schema).grammar; }
+Grammar json_schema_grammar(std::string_view schema_text) { return compile_schema(parse_schema(schema_text)).grammar; }
+
+std::string json_schema_rules(const OrderedJson& schema, const std::string& rule_name) {
+  bool ok = !rule_name.empty() && rule_name.size() <= 64 && rule_name != "root" &&
+            std::all_of(rule_name.begin(), rule_name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; }) &&
+            rule_name.rfind("json-", 0) != 0 && rule_name != "space";
+  if (!ok)
+    throw GrammarError(str_cat("json schema: the rule name \"", text_excerpt(rule_name),
+                               "\" must be 1-64 letters, digits or '-', and not root, space or json-*"));
+  return compile_schema(schema, rule_name).rules;
+}
+
+const std::string& json_common_gbnf() {
+  static const std::string text = kCommonRules;
+  return text;
+}
+
+std::string gbnf_quote(std::string_view text) { return gbnf_literal(text); }
 
 const std::string& json_object_gbnf() {
   static const std::string text = std::string("root ::= json-object\n") + kCommonRules;

@@ -13,7 +13,8 @@
 //                   instance with no extra properties is valid either way). true or a schema
 //                   on an object without `properties`: a map with any keys.
 //   items, minItems, maxItems
-//   enum, const     any JSON values (written compactly, as nlohmann dumps them).
+//   enum, const     any JSON values: the value's tokens as nlohmann writes them
+//                   (strings escaped only where JSON must), whitespace between them.
 //   pattern         an ECMAScript regex subset: literals, escapes, . \d \w \s \D \W \S,
 //                   classes, groups (capturing and (?:)), |, * + ? {m} {m,} {m,n} (lazy
 //                   forms too), ^ at the start and $ at the end (unanchored ends match
@@ -49,6 +50,23 @@ std::string json_schema_to_gbnf(std::string_view schema_text);
 // Compiled: json_schema_to_gbnf then Grammar::from_gbnf.
 Grammar json_schema_grammar(const OrderedJson& schema);
 Grammar json_schema_grammar(std::string_view schema_text);
+
+// Composing grammars, e.g. for tool calls (tool_choice "required" or a named function),
+// where each tool's parameters schema goes inside a fixed wrapper:
+//
+//   std::string g = "root ::= \"<tool_call>\\n{\\\"name\\\": \" (call-0 | call-1) \"}\\n</tool_call>\"\n";
+//   g += "call-0 ::= " + gbnf_quote("\"get_weather\", \"arguments\": ") + " args-0\n";
+//   g += json_schema_rules(tools[0].parameters, "args-0");   // likewise call-1, args-1
+//   g += json_common_gbnf();                                   // once
+//   Grammar grammar = Grammar::from_gbnf(g);
+//
+// json_schema_rules: the rules for instances of `schema`, its start rule named
+// `rule_name` (letters, digits, '-'; not root, space or json-*) and every other rule
+// prefixed with it, without the shared rules (space, json-*) that json_common_gbnf()
+// holds. Checked like json_schema_to_gbnf. gbnf_quote: a GBNF string literal of `text`.
+std::string json_schema_rules(const OrderedJson& schema, const std::string& rule_name);
+const std::string& json_common_gbnf();
+std::string gbnf_quote(std::string_view text);
 
 // response_format {"type": "json_object"}: any JSON object.
 const std::string& json_object_gbnf();

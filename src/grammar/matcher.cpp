@@ -27,7 +27,9 @@ class StateCache {
   static constexpr uint32_t kUnknown = std::numeric_limits<uint32_t>::max();
   static constexpr size_t kMaxNodes = size_t{1} << 24;
   static constexpr size_t kMaxStates = size_t{1} << 22;
-  static constexpr size_t kMaxClosure = size_t{1} << 20;
+  static constexpr size_t kMaxClosure = size_t{1} << 20;      // work items of one transition
+  static constexpr size_t kMaxStateStacks = 8192;             // stacks in one state
+  static constexpr uint32_t kOutOfBudget = kUnknown - 1;      // step() when the work budget ran out
   static constexpr size_t kMaxTables = 32768;                 // 256 x 4 bytes each
   static constexpr size_t kMaxMaskBytes = size_t{96} << 20;  // cached masks
 
@@ -66,9 +68,16 @@ class StateCache {
       std::fill(t, t + 256, kUnknown);
       ++tables_;
     }
-    if (t[b] == kUnknown) t[b] = compute_step(s, b);
+    if (t[b] == kUnknown) {
+      if (work_done_ > work_limit_) return kOutOfBudget;  // not remembered: a later call may compute it
+      t[b] = compute_step(s, b);
+    }
     return t[b];
   }
+
+  // Bounds the work of new transitions from now on (SIZE_MAX: none): a grammar whose
+  // states are huge cannot make one mask take unbounded time.
+  void set_work_budget(size_t budget) { work_limit_ = budget == SIZE_MAX ? SIZE_MAX : work_done_ + budget; }
 
   // Cached masks of one vocabulary.
   const std::vector<uint64_t>* find_mask(uint64_t vocab, uint32_t s) {
@@ -141,6 +150,7 @@ class StateCache {
       auto [p, par] = work_.back();
       work_.pop_back();
       if (!visited_.insert((uint64_t{p} << 32) | par).second) continue;
+      ++work_done_;
       if (++steps > kMaxClosure) return 0;
       const Elem e = g_.elems[p];
       switch (e.kind) {
@@ -169,7 +179,7 @@ class StateCache {
     }
     std::sort(out_.begin(), out_.end());
     out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
-    if (out_.empty()) return 0;
+    if (out_.empty() || out_.size() > kMaxStateStacks) return 0;
     return intern_state(out_);
   }
 
@@ -194,6 +204,7 @@ class StateCache {
   size_t tables_ = 0;
   uint32_t initial_ = 0;
   bool overflow_ = false;
+  size_t work_done_ = 0, work_limit_ = SIZE_MAX;
   // closure scratch
   std::vector<std::pair<uint32_t, uint32_t>> work_, seeds_;
   std::unordered_set<uint64_t> visited_;
@@ -208,6 +219,7 @@ CompiledGrammar::CompiledGrammar() = default;
 CompiledGrammar::~CompiledGrammar() = default;
 
 void init_state_cache(CompiledGrammar& g) { g.cache = std::make_unique<StateCache>(g); }
+bool initial_state_too_large(const CompiledGrammar& g) { return g.cache->initial() == 0; }
 
 }  // namespace detail
 
@@ -223,12 +235,17 @@ void apply_token_mask(const TokenMask& mask, std::span<float> logits) {
   const float neg = -std::numeric_limits<float>::infinity();
   const size_t n = logits.size();
   const size_t covered = std::min(n, mask.size);
+  float* out = logits.data();
   for (size_t w = 0; w * 64 < covered; ++w) {
     uint64_t bits = mask.words[w];
+    const size_t begin = w * 64, end = std::min(covered, begin + 64);
     if (bits == ~uint64_t{0}) continue;
-    size_t end = std::min(covered, w * 64 + 64);
-    for (size_t i = w * 64; i < end; ++i)
-      if (!((bits >> (i & 63)) & 1)) logits[i] = neg;
+    if (bits == 0) {  // the common case: a whole word disallowed
+      std::fill(out + begin, out + end, neg);
+      continue;
+    }
+    if (end - begin < 64) bits |= ~uint64_t{0} << (end - begin);  // past the row: leave alone
+    for (uint64_t zeros = ~bits; zeros != 0; zeros &= zeros - 1) out[begin + static_cast<size_t>(std::countr_zero(zeros))] = neg;
   }
   for (size_t i = covered; i < n; ++i) logits[i] = neg;
 }
@@ -364,8 +381,10 @@ bool GrammarMatcher::accept_token(int32_t id) {
 }
 
 bool GrammarMatcher::can_end() const {
-  if (terminated_) return false;
-  return grammar_.impl_->cache->can_end(state_);
+  if (terminated_ || state_ == 0) return false;
+  auto& cache = *grammar_.impl_->cache;
+  std::lock_guard<std::mutex> lock(cache.mu);  // other matchers may be adding states
+  return cache.can_end(state_);
 }
 
 bool GrammarMatcher::is_dead() const { return terminated_ || state_ == 0; }
@@ -389,6 +408,9 @@ void GrammarMatcher::fill_mask(TokenMask& mask) const {
     mask.words = *cached;
     return;
   }
+  static constexpr size_t kMaskWorkBudget = size_t{1} << 24;
+  cache.set_work_budget(kMaskWorkBudget);
+  bool truncated = false;
   uint64_t* words = mask.words.data();
   // Depth-first over the trie in preorder: the state after each node's prefix is one
   // memoized step from its parent's; a dead step skips the whole subtree.
@@ -403,7 +425,8 @@ void GrammarMatcher::fill_mask(TokenMask& mask) const {
   uint32_t i = 0;
   while (i < n) {
     uint32_t s = cache.step(at[depth[i] - 1u], bytes[i]);
-    if (s == 0) {
+    if (s == 0 || s == detail::StateCache::kOutOfBudget) {
+      truncated |= s != 0;
       i = end[i];
       continue;
     }
@@ -416,7 +439,9 @@ void GrammarMatcher::fill_mask(TokenMask& mask) const {
   }
   if (cache.can_end(state_))
     for (int32_t id : v.end_tokens()) words[static_cast<uint32_t>(id) >> 6] |= uint64_t{1} << (id & 63);
-  cache.store_mask(v.id_, state_, mask.words);
+  cache.set_work_budget(SIZE_MAX);
+  // A walk cut short by the budget gives a sound but partial mask: not remembered.
+  if (!truncated) cache.store_mask(v.id_, state_, mask.words);
 }
 
 }  // namespace glass::grammar

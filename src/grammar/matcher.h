@@ -12,6 +12,7 @@
 //   GrammarMatcher m(g, vocab);
 //   // each decoding step:
 //   m.fill_mask(mask);                 // TokenMask: allowed ids for this step
+//   if (mask.count() == 0) stop;       // only past the matcher's limits (hostile grammars)
 //   apply_token_mask(mask, logits);    // disallowed logits -> -inf, BEFORE the sampling
 //                                      // processors (penalties, temperature, top-k/p...)
 //   int32_t id = sample(logits);
@@ -112,15 +113,19 @@ class GrammarMatcher {
   bool accept_token(int32_t id);
   // The bytes so far form a complete string of the language (an end token is allowed).
   bool can_end() const;
-  // Nothing more can be accepted (after an end token, or when the matcher hit its
-  // state limit); a fresh matcher is never dead.
+  // Nothing more can be accepted: after an end token, or when the grammar's states
+  // exceed the matcher's limits (more than 8192 stacks in one state, e.g. a nullable item
+  // under a large repetition count); the integrator should then end the generation.
   bool is_dead() const;
   // An end token was accepted.
   bool is_terminated() const { return terminated_; }
   // Would these bytes be accepted? (no change)
   bool can_accept_bytes(std::string_view bytes) const;
 
-  // The tokens allowed now (`mask` is resized to the vocabulary).
+  // The tokens allowed now (`mask` is resized to the vocabulary). Computing new states
+  // is bounded per call (about 16M units of work, well under a second); a walk cut short
+  // by that bound (only hostile, hugely ambiguous grammars get there) gives a partial
+  // mask: every token in it is valid, but some valid ones may be missing.
   void fill_mask(TokenMask& mask) const;
   TokenMask mask() const;
 

@@ -3,10 +3,12 @@
 // and on the real Qwen2.5 vocabulary; end and special tokens; applying the mask.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "grammar/grammar.h"
 #include "grammar/json_schema.h"
@@ -161,6 +163,73 @@ TEST(GrammarMask, ApplyToLogits) {
   for (int i = 0; i < 140; ++i) {
     bool allowed = i == 0 || i == 5 || i == 63 || i == 64 || i == 129;
     EXPECT_EQ(std::isinf(logits[static_cast<size_t>(i)]), !allowed) << i;
+  }
+}
+
+// A hugely ambiguous grammar: its states exceed the matcher's limits; it must stay
+// quick and sound, never hang.
+TEST(GrammarMask, HostileAmbiguityIsBounded) {
+  auto t0 = std::chrono::steady_clock::now();
+  // Refused when compiling: the first state alone would have 100,001 stacks.
+  try {
+    (void)Grammar::from_gbnf("root ::= (\"a\"?){0,100000} \"b\"");
+    ADD_FAILURE() << "no error";
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("too ambiguous"), std::string::npos) << e.what();
+  }
+  // When such a state comes later, the byte leading to it is refused.
+  Grammar huge = Grammar::from_gbnf("root ::= \"b\" (\"a\"?){0,100000} \"b\"");
+  GrammarMatcher m(huge);
+  EXPECT_FALSE(m.is_dead());
+  EXPECT_FALSE(m.accept_bytes("b"));
+  // Below the limits it works.
+  Grammar ok = Grammar::from_gbnf("root ::= (\"a\"?){0,1000} \"b\"");
+  GrammarMatcher m2(ok);
+  EXPECT_TRUE(m2.accept_bytes(std::string(999, 'a')));
+  EXPECT_TRUE(m2.accept_bytes("ab"));
+  EXPECT_TRUE(m2.can_end());
+  // A mask over many tokens in large states finishes in bounded time.
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 2000; ++i) tokens.push_back(std::string(static_cast<size_t>(1 + i % 16), static_cast<char>('a' + i % 3)));
+  auto vocab = std::make_shared<const TokenVocabulary>(tokens);
+  Grammar wide = Grammar::from_gbnf("root ::= ([a-c]? [a-c]?){0,2000}");
+  GrammarMatcher m3(wide, vocab);
+  TokenMask mask = m3.mask();
+  for (size_t id = 0; id < tokens.size(); id += 97) {
+    if (mask.allowed(static_cast<int32_t>(id))) {
+      GrammarMatcher copy = m3;
+      EXPECT_TRUE(copy.accept_token(static_cast<int32_t>(id)));
+    }
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+}
+
+// Matchers of one grammar on several threads share its state cache (locked).
+TEST(GrammarMask, ConcurrentMatchersAgree) {
+  Grammar g = json_object_grammar();
+  std::vector<std::string> tokens = random_vocab(g, 5, 2000);
+  auto vocab = std::make_shared<const TokenVocabulary>(tokens);
+  const std::string doc = R"({"a": [1, 2.5, {"b": "c\u00e9"}], "d": null, "e": "fgh"})";
+  auto run = [&](std::vector<std::vector<uint64_t>>& out) {
+    GrammarMatcher m(g, vocab);
+    for (char c : doc) {
+      out.push_back(m.mask().words);
+      if (!m.accept_bytes(std::string(1, c))) return;
+    }
+  };
+  std::vector<std::vector<std::vector<uint64_t>>> results(4);
+  std::vector<std::thread> threads;
+  for (auto& r : results) threads.emplace_back([&run, &r] { run(r); });
+  for (auto& t : threads) t.join();
+  Grammar fresh = json_object_grammar();
+  GrammarMatcher m(fresh, vocab);
+  for (size_t i = 0; i < doc.size(); ++i) {
+    std::vector<uint64_t> expect = m.mask().words;
+    for (auto& r : results) {
+      ASSERT_EQ(r.size(), doc.size());
+      EXPECT_EQ(r[i], expect) << "step " << i;
+    }
+    ASSERT_TRUE(m.accept_bytes(doc.substr(i, 1)));
   }
 }
 
