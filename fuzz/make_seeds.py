@@ -341,6 +341,9 @@ def main():
         put("safetensors_header", data)
     for data in gguf_seeds():
         put("gguf", data)
+    # The grammar tests' GBNF files (written in llama.cpp's format) seed the grammar_gbnf target.
+    for path in sorted(glob.glob(os.path.join(HERE, "..", "tests", "grammar", "data", "*.gbnf"))):
+        put("grammar_gbnf", open(path, "rb").read())
     if os.path.isdir(fixtures):
         for target, data in fixture_seeds(fixtures):
             put(target, data)

@@ -19,18 +19,19 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 all_targets=(safetensors_header gguf model_config tokenizer_json tokenizer_encode tokenizer_decode jinja_template
-             completion_request)
+             completion_request grammar_gbnf json_schema)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
 # Per target: the longest input (long enough for every real file of its kind that is
 # worth mutating) and the time one input may take before it counts as a hang.
 declare -A max_len=([safetensors_header]=16384 [gguf]=65536 [model_config]=4096 [tokenizer_json]=16384 [tokenizer_encode]=2048
-                    [tokenizer_decode]=4096 [jinja_template]=8192 [completion_request]=4096)
+                    [tokenizer_decode]=4096 [jinja_template]=8192 [completion_request]=4096 [grammar_gbnf]=4096
+                    [json_schema]=4096)
 declare -A timeout=([safetensors_header]=5 [gguf]=5 [model_config]=5 [tokenizer_json]=10 [tokenizer_encode]=5
-                    [tokenizer_decode]=5 [jinja_template]=10 [completion_request]=10)
+                    [tokenizer_decode]=5 [jinja_template]=10 [completion_request]=10 [grammar_gbnf]=10 [json_schema]=10)
 declare -A dict=([gguf]=gguf [model_config]=json [tokenizer_json]=json [completion_request]=json [safetensors_header]=json
-                 [jinja_template]=jinja)
+                 [jinja_template]=jinja [json_schema]=json)
 for t in "${targets[@]}"; do
   [ -n "${max_len[$t]:-}" ] || { echo "fuzz.sh: unknown target '$t' (targets: ${all_targets[*]})" >&2; exit 2; }
 done

@@ -4,8 +4,6 @@
 // running the model; the probes' buffers are not counted), the decode's weight-read rate
 // against the machine's measured read bandwidth, and the prefill's matmul rate against the
 // measured peak of the instruction its kernels use.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,13 +13,16 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/option_range.h"
-#include "cli/model_source.h"
-#include "cli/runtime_options.h"
+#include "cli/grammar_options.h"
+#include "cli/model_session.h"
+#include "cli/progress.h"
 #include "kernels/bandwidth.h"
 #include "kernels/compute_peak.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/thread_pool.h"
+#include "grammar/matcher.h"
 #include "model/decoder_model.h"
+#include "runtime/model_files.h"
 
 namespace glass::cli {
 
@@ -49,11 +50,15 @@ double matmul_macs_per_token(const ModelConfig& c) {
   return total;
 }
 
-size_t peak_rss_bytes() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<size_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
-}
+
+// Decode constrained by a grammar: the best repetition's speed and the mask's share.
+struct GrammarBench {
+  double tg = 0;
+  double mask_s_per_step = 0;
+  double first_mask_s = 0;  // the first step's mask, on a grammar not seen before
+  double vocabulary_s = 0;  // the vocabulary's trie, built once per model
+  int64_t outputs = 0;      // complete outputs (end tokens chosen)
+};
 
 }  // namespace
 
@@ -62,6 +67,7 @@ Command add_bench_command(CLI::App& app) {
     std::string model, format = "text";
     int prompt = 512, generate = 128, repetitions = 3;
     RuntimeOptions runtime;
+    GrammarOptions constraint;
     bool no_bandwidth = false, no_peak = false;
   };
   auto o = std::make_shared<Options>();
@@ -71,6 +77,11 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("-n,--generate", o->generate, "Decode steps (0 skips)")->capture_default_str();
   sub->add_option("-r,--repetitions", o->repetitions, "Repetitions; the best is reported")->capture_default_str();
   o->runtime.add_to(sub);
+  o->constraint.add_to(sub);
+  for (const char* flag : {"--grammar", "--grammar-file", "--json-schema"})
+    sub->get_option(flag)->description(sub->get_option(flag)->get_description() +
+                                       "; bench then also runs the decode steps constrained by it and reports the mask's "
+                                       "cost per step");
   sub->add_option("--format", o->format, "text or json")->capture_default_str();
   sub->add_flag("--no-bandwidth", o->no_bandwidth,
                 "Skip measuring the machine's read bandwidth (its 512 MiB buffer is not in the peak RSS either way: "
@@ -82,14 +93,13 @@ Command add_bench_command(CLI::App& app) {
             check_range("--generate", o->generate, 0, kMaxContextOption);
             check_range("--repetitions", o->repetitions, 1, 1000);
             if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
-            const KVType kv = o->runtime.kv();
-            const LoadOptions load = o->runtime.load_options();
-            const auto backend_ptr = o->runtime.backend();
-            Backend& backend = *backend_ptr;
-            const std::string dir = resolve_model_dir(o->model);
-            const auto load_start = std::chrono::steady_clock::now();
-            const DecoderModel model = DecoderModel::load(dir, load);
-            const double load_s = seconds_since(load_start);
+            const std::optional<grammar::Grammar> constraint = o->constraint.resolve();
+            const ModelSession session(o->model, o->runtime, {.tokenizer = constraint ? Need::kYes : Need::kNo});
+            const KVType kv = session.kv_type();
+            Backend& backend = session.backend();
+            const std::string& dir = session.path();
+            const DecoderModel& model = session.model();
+            const double load_s = session.load_seconds();
             const ModelConfig& c = model.config();
             if (o->prompt + o->generate > c.max_position_embeddings)
               fail("--prompt + --generate (", o->prompt + o->generate, ") exceed the model's context of ",
@@ -117,6 +127,43 @@ Command add_bench_command(CLI::App& app) {
                   token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
                 }
                 best_tg = std::max(best_tg, o->generate / seconds_since(start));
+              }
+            }
+            // Decode again with the grammar's mask each step (computed, applied, the
+            // chosen token accepted): the constraint's cost per step, back to back with
+            // the unconstrained decode above. The argmax of the masked logits walks the
+            // grammar; a finished output starts over.
+            GrammarBench constrained;
+            if (constraint && o->generate > 0) {
+              const auto vocab_start = std::chrono::steady_clock::now();
+              const auto vocab = std::make_shared<const grammar::TokenVocabulary>(grammar::TokenVocabulary::from_tokenizer(
+                  session.tokenizer(), load_generation_defaults(dir).params.eos_token_ids));
+              constrained.vocabulary_s = seconds_since(vocab_start);
+              grammar::TokenMask mask;
+              for (int rep = 0; rep < o->repetitions; ++rep) {
+                KVCache cache(c, kv, o->generate);
+                const int32_t seq = cache.add_sequence();
+                grammar::GrammarMatcher matcher(*constraint, vocab);
+                int32_t token = static_cast<int32_t>(1000 % c.vocab_size);
+                double mask_s = 0;
+                const auto start = std::chrono::steady_clock::now();
+                for (int i = 0; i < o->generate; ++i) {
+                  model.forward(Batch::prompt({token}, seq, i, false), cache, k, logits);
+                  const auto mask_start = std::chrono::steady_clock::now();
+                  matcher.fill_mask(mask);
+                  const double step_mask_s = seconds_since(mask_start);
+                  if (rep == 0 && i == 0) constrained.first_mask_s = step_mask_s;
+                  mask_s += step_mask_s;
+                  grammar::apply_token_mask(mask, logits);
+                  token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+                  if (!matcher.accept_token(token) || matcher.is_terminated()) matcher.reset();
+                  if (vocab->is_end(token)) ++constrained.outputs;
+                }
+                const double seconds = seconds_since(start);
+                if (o->generate / seconds > constrained.tg) {
+                  constrained.tg = o->generate / seconds;
+                  constrained.mask_s_per_step = mask_s / o->generate;
+                }
               }
             }
             // The model's peak, taken before the bandwidth probe: its buffer (512 MiB) is
@@ -178,6 +225,13 @@ Command add_bench_command(CLI::App& app) {
                 j["roofline_tg_tok_s"] = roofline;
                 j["roofline_fraction"] = best_tg / roofline;
               }
+              if (constrained.tg > 0) {
+                j["grammar_tg_tok_s"] = std::round(constrained.tg * 10) / 10;
+                j["grammar_mask_ms_per_step"] = constrained.mask_s_per_step * 1e3;
+                j["grammar_first_mask_ms"] = constrained.first_mask_s * 1e3;
+                j["grammar_vocabulary_ms"] = constrained.vocabulary_s * 1e3;
+                j["grammar_tg_fraction"] = constrained.tg / best_tg;
+              }
               std::cout << j.dump() << "\n";
               return 0;
             }
@@ -211,6 +265,12 @@ Command add_bench_command(CLI::App& app) {
               if (bandwidth > 0)
                 std::printf("roofline   measured read bandwidth %.1f GB/s -> at most %.1f tok/s; decode reaches %.0f%%\n",
                             bandwidth / 1e9, roofline, 100.0 * best_tg / roofline);
+              if (constrained.tg > 0)
+                std::printf("grammar    tg%d %.1f tok/s constrained (%.0f%% of unconstrained); mask %.3f ms per step, "
+                            "first %.2f ms; vocabulary trie %.0f ms once per model; %lld outputs completed\n",
+                            o->generate, constrained.tg, 100.0 * constrained.tg / best_tg,
+                            constrained.mask_s_per_step * 1e3, constrained.first_mask_s * 1e3,
+                            constrained.vocabulary_s * 1e3, static_cast<long long>(constrained.outputs));
             }
             return 0;
           }};

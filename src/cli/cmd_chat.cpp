@@ -20,14 +20,12 @@
 #include <memory>
 #include <string>
 
-#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/option_range.h"
 #include "cli/generation_options.h"
-#include "cli/model_source.h"
-#include "cli/runtime_options.h"
+#include "cli/model_session.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
 #include "runtime/reasoning.h"
@@ -73,18 +71,17 @@ Command add_chat_command(CLI::App& app) {
   return {sub, [o] {
             if (o->format != "text" && o->format != "jsonl") fail("--format: \"", o->format, "\" is not one of text, jsonl");
             const bool jsonl = o->format == "jsonl";
-            const std::string dir = resolve_model_dir(o->model);
             check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
-            const KVType kv = o->runtime.kv();
-            const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = load_model_tokenizer(dir);
-            const ChatTemplate tmpl = load_model_chat_template(dir);
+            const ModelSession session(o->model, o->runtime, {.tokenizer = Need::kYes, .chat_template = Need::kYes});
+            const std::string& dir = session.path();
+            const Tokenizer& tokenizer = session.tokenizer();
+            const ChatTemplate& tmpl = session.chat_template();
             o->template_options.warn_if_ignored(tmpl, template_vars);
-            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
+            const DecoderModel& model = session.model();
             const SamplingParams params = o->generation.resolve(dir);
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : model.config().max_position_embeddings;
-            KVCache cache(model.config(), kv, context, KVCacheOptions{.prefix_cache = !o->no_prefix_cache});
+            KVCache cache(model.config(), session.kv_type(), context, KVCacheOptions{.prefix_cache = !o->no_prefix_cache});
             const bool interactive = ::isatty(STDIN_FILENO) != 0;
 
             std::string system = o->system;
@@ -92,6 +89,7 @@ Command add_chat_command(CLI::App& app) {
             if (interactive)
               std::fprintf(stderr, "glass chat: %s; /reset, /system TEXT, /exit or Ctrl-D\n", dir.c_str());
             std::string line;
+            int64_t replies = 0;
             for (;;) {
               if (interactive) {
                 std::cout << "> " << std::flush;
@@ -125,7 +123,7 @@ Command add_chat_command(CLI::App& app) {
               }
               // Each turn's prompt is the whole conversation; the prefix cache holds the
               // blocks of the turns before, so only what changed is computed.
-              Generator gen(model, backend->kernels(), cache, tokenizer, context);
+              Generator gen(model, session.kernels(), cache, tokenizer, context);
               const int handle = gen.add({prompt.ids, params});
               std::optional<ReasoningSplitter> splitter = reasoning_splitter_for(tokenizer, prompt.ids);
               ReasoningPieces reply;
@@ -164,8 +162,11 @@ Command add_chat_command(CLI::App& app) {
                 std::fprintf(stderr, "glass: reply ended by %s\n", r.finish.describe().c_str());
               history.push_back(messages.back());
               history.push_back({{"role", "assistant"}, {"content", reply.content}});
+              ++replies;
             }
             if (interactive) std::cout << "\n";
+            std::fprintf(stderr, "glass: %s; %s\n", replies == 1 ? "1 reply" : str_cat(replies, " replies").c_str(),
+                         session.summary().c_str());
             return 0;
           }};
 }

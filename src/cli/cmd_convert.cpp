@@ -1,6 +1,4 @@
 // glass convert: a checkpoint folder (or a GGUF file) into a GGUF file of a llama-quantize type.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -8,6 +6,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "cli/progress.h"
 #include "convert/gguf_convert.h"
 #include "convert/quant_preset.h"
 
@@ -16,7 +15,7 @@ namespace glass::cli {
 Command add_convert_command(CLI::App& app) {
   struct Options {
     std::string model, out, type = "Q8_0";
-    bool pure = false;
+    bool pure = false, quiet = false;
     int threads = 0;
   };
   auto o = std::make_shared<Options>();
@@ -27,6 +26,7 @@ Command add_convert_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--pure", o->pure, "Every quantizable tensor in the type's base type, without llama-quantize's mix");
   sub->add_option("-t,--threads", o->threads, "Threads (default: every CPU)");
+  sub->add_flag("-q,--quiet", o->quiet, "No progress bar (it is drawn only when stderr is a terminal)");
 
   return {sub, [o] {
             o->model = local_model_path(o->model, "");
@@ -34,16 +34,16 @@ Command add_convert_command(CLI::App& app) {
             options.type = o->type;
             options.pure = o->pure;
             options.threads = o->threads;
-            const bool terminal = isatty(STDERR_FILENO) != 0;
-            if (terminal)
-              options.progress = [](const ConvertProgress& p) {
-                std::fprintf(stderr, "\r\033[K[%zu/%zu] %s -> %s", p.tensor + 1, p.tensors, p.name.c_str(),
-                             weight_type_name(p.type));
+            ProgressBar bar("converting", progress_wanted(o->quiet));
+            if (bar.enabled())
+              options.progress = [&bar](const ConvertProgress& p) {
+                bar.update(static_cast<double>(p.tensor), static_cast<double>(p.tensors),
+                           str_cat(p.tensor + 1, "/", p.tensors, " ", p.name, " -> ", weight_type_name(p.type)));
               };
             const auto start = std::chrono::steady_clock::now();
             const ConvertReport r = convert_to_gguf(o->model, o->out, options);
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            if (terminal) std::fprintf(stderr, "\r\033[K");
+            bar.clear();
             std::map<std::string, std::pair<int, size_t>> by_type;
             int fell_back = 0;
             for (const ConvertedTensor& t : r.tensors) {

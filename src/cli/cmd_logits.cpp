@@ -6,9 +6,8 @@
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
-#include "cli/model_source.h"
+#include "cli/model_session.h"
 #include "cli/token_ids.h"
-#include "cli/runtime_options.h"
 #include "model/decoder_model.h"
 
 namespace glass::cli {
@@ -31,9 +30,9 @@ Command add_logits_command(CLI::App& app) {
 
   return {sub, [o] {
             const std::vector<int32_t> ids = parse_token_ids(o->ids, "--ids");
-            const KVType kv = o->runtime.kv();
-            const auto backend = o->runtime.backend();
-            DecoderModel model = DecoderModel::load(resolve_model_dir(o->model), o->runtime.load_options());
+            const ModelSession session(o->model, o->runtime, {.tokenizer = Need::kNo});
+            const KVType kv = session.kv_type();
+            const DecoderModel& model = session.model();
             const ModelConfig& c = model.config();
             for (int32_t id : ids)
               if (id >= c.vocab_size)
@@ -43,7 +42,7 @@ Command add_logits_command(CLI::App& app) {
             KVCache cache(c, kv, static_cast<int64_t>(ids.size()));
             const int32_t seq = cache.add_sequence();
             std::vector<float> logits;
-            model.forward(Batch::prompt(ids, seq, 0, o->all_positions), cache, backend->kernels(), logits);
+            model.forward(Batch::prompt(ids, seq, 0, o->all_positions), cache, session.kernels(), logits);
             write_file_atomic(o->out, logits.data(), logits.size() * sizeof(float));
             std::cerr << "glass: wrote logits [" << logits.size() / static_cast<size_t>(c.vocab_size) << ", "
                       << c.vocab_size << "] float32 to " << o->out << "\n";

@@ -1,5 +1,7 @@
 // glass run: generate a continuation of a prompt, streamed to stdout as it is
 // produced, with the sampling defaults of the checkpoint's generation_config.json.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +9,6 @@
 #include <memory>
 #include <utility>
 
-#include "runtime/model_files.h"
 #include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_fields.h"
@@ -15,9 +16,11 @@
 #include "cli/commands.h"
 #include "cli/option_range.h"
 #include "cli/generation_options.h"
+#include "cli/grammar_options.h"
+#include "cli/help_groups.h"
 #include "cli/llama_flags.h"
-#include "cli/model_source.h"
-#include "cli/runtime_options.h"
+#include "cli/model_session.h"
+#include "cli/progress.h"
 #include "cli/token_ids.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
@@ -27,6 +30,9 @@
 namespace glass::cli {
 
 namespace {
+
+// The most prompt rows one forward pass takes (the Generator's default).
+constexpr int64_t kPrefillChunk = 512;
 
 // Output objects keep their fields in the order written.
 using OJson = nlohmann::ordered_json;
@@ -140,6 +146,7 @@ Command add_run_command(CLI::App& app) {
     std::string system;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
+    GrammarOptions constraint;
     RuntimeOptions runtime;
   };
   auto o = std::make_shared<Options>();
@@ -162,16 +169,29 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--no-special", o->no_special, "Tokenize special tokens in the prompt text as plain text");
   auto* chat = sub->add_flag("--chat", o->chat, "Wrap each prompt as one user message with the checkpoint's chat template");
   sub->add_option("--system", o->system, "With --chat: a system message first")->needs(chat);
-  for (CLI::Option* flag : o->template_options.add_to(sub, true)) flag->needs(chat);
+  const std::vector<CLI::Option*> template_flags = o->template_options.add_to(sub, true);
+  for (CLI::Option* flag : template_flags) flag->needs(chat);
   sub->add_flag("--show-thinking", o->show_thinking,
                 "Print the reasoning of models that think (Qwen3's <think> block), dimmed on a terminal");
   chat->excludes(ids);
   o->generation.add_to(sub);
+  o->constraint.add_to(sub);
   o->runtime.add_to(sub);
+  put_in_group(sub, "Model", {"-m", "--ctx-size", "--chat", "--system"});
+  for (CLI::Option* flag : template_flags) flag->group("Model");
+  put_in_group(sub, "Prompt", {"-p", "-f", "--ids", "-e", "--no-special", "-i"});
+  put_in_group(sub, "Output", {"--format", "--show-top", "--show-thinking"});
 
-  return {sub, [o] {
+  return {sub, [o, sub] {
             if (o->format != "text" && o->format != "json" && o->format != "ndjson")
               fail("--format: \"", o->format, "\" is not one of text, json, ndjson");
+            // --show-top's tables are for a person at a terminal; a program reading stdout
+            // gets the same per-step information as ndjson, unless it asked for a format.
+            if (o->show_top > 0 && sub->count("--format") == 0 && ::isatty(STDOUT_FILENO) == 0) {
+              o->format = "ndjson";
+              std::fprintf(stderr, "glass: --show-top with stdout not a terminal: one JSON object per step on stdout "
+                                   "(--format text for tables on stderr)\n");
+            }
             // glass run generates once and exits; a conversation is glass chat's job, which
             // has its own flags (no batch, no --ids, no --format json), so say which command
             // rather than switch to it behind the user's back.
@@ -196,14 +216,12 @@ Command add_run_command(CLI::App& app) {
             check_range("--ctx-size", o->ctx_size, 0, kMaxContextOption);
             check_range("--show-top", o->show_top, 0, kMaxShowTop);
             const jinja::OrderedJson template_vars = o->template_options.resolve();
-            const std::string dir = resolve_model_dir(o->model);
-            const KVType kv = o->runtime.kv();
-            const auto backend = o->runtime.backend();
-            const auto load_start = std::chrono::steady_clock::now();
-            const Tokenizer tokenizer = load_model_tokenizer(dir);
-            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
-            const double load_seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+            const std::optional<grammar::Grammar> grammar = o->constraint.resolve();
+            const ModelSession session(o->model, o->runtime,
+                                       {.tokenizer = Need::kYes, .chat_template = o->chat ? Need::kYes : Need::kNo});
+            const std::string& dir = session.path();
+            const Tokenizer& tokenizer = session.tokenizer();
+            const DecoderModel& model = session.model();
             const ModelConfig& c = model.config();
             SamplingParams params = o->generation.resolve(dir);
             // transformers' generate() makes 20 new tokens when neither the call nor
@@ -217,7 +235,7 @@ Command add_run_command(CLI::App& app) {
             EncodeOptions enc;
             enc.parse_special = !o->no_special;
             if (o->chat) {
-              const ChatTemplate tmpl = load_model_chat_template(dir);
+              const ChatTemplate& tmpl = session.chat_template();
               o->template_options.warn_if_ignored(tmpl, template_vars);
               for (const auto& text : o->prompts)
                 requests.push_back({encode_chat(tmpl, tokenizer, single_turn(text, o->system), nullptr, true, template_vars).ids,
@@ -226,11 +244,12 @@ Command add_run_command(CLI::App& app) {
               for (const auto& text : o->prompts) requests.push_back({tokenizer.encode(text, enc), params, o->show_top, true});
             }
             for (const auto& list : o->ids) requests.push_back({parse_token_ids(list, "--ids"), params, o->show_top, true});
+            for (GenerationRequest& r : requests) r.grammar = grammar;
             std::vector<int64_t> lengths;
             for (const auto& r : requests)
               lengths.push_back(std::min<int64_t>(
                   context, saturating_add(static_cast<int64_t>(r.prompt.size()), params.max_new_tokens.value_or(context))));
-            KVCache cache(c, kv, KVCache::capacity_for(lengths));
+            KVCache cache(c, session.kv_type(), KVCache::capacity_for(lengths));
 
             // Models that think (their tokenizer has <think> tags) get their reasoning
             // apart from the answer, per sequence (handles are 0, 1, ... in order).
@@ -238,10 +257,19 @@ Command add_run_command(CLI::App& app) {
             for (const auto& r : requests) splitters.push_back(reasoning_splitter_for(tokenizer, r.prompt));
             std::vector<ReasoningPieces> replies(requests.size());
 
-            const bool stream = o->format == "text" && requests.size() == 1;
+            // With --show-top the tables are the stream (each names its token); the text
+            // follows whole, on its own line, instead of between them.
+            const bool stream = o->format == "text" && requests.size() == 1 && o->show_top == 0;
             ReplyPrinter printer(o->show_thinking);
             std::vector<int64_t> steps(requests.size(), 0);
+            // A long prompt gets a progress bar on a terminal until the first token.
+            int64_t prompt_total = 0;
+            for (const auto& r : requests) prompt_total += static_cast<int64_t>(r.prompt.size());
+            ProgressBar prefill_bar("prompt", progress_wanted(o->runtime.quiet) && prompt_total > kPrefillChunk);
+            bool first_event = true;
             auto on_event = [&](const GenerationEvent& e) {
+              if (first_event) prefill_bar.clear();
+              first_event = false;
               const int64_t step = steps[e.handle]++;
               std::optional<ReasoningSplitter>& splitter = splitters[e.handle];
               const ReasoningPieces piece = split_piece(splitter, e.text, e.finish.has_value());
@@ -271,9 +299,22 @@ Command add_run_command(CLI::App& app) {
               if (stream) printer.print(piece, splitter ? &*splitter : nullptr);
             };
 
-            GenerationTimings t;
-            const auto results =
-                Generator::run_all(model, backend->kernels(), cache, tokenizer, context, std::move(requests), on_event, &t);
+            Generator generator(model, session.kernels(), cache, tokenizer, context, kPrefillChunk);
+            std::vector<int> handles;
+            for (auto& r : requests) handles.push_back(generator.add(std::move(r)));
+            prefill_bar.update(0, static_cast<double>(prompt_total), str_cat("0 of ", prompt_total, " tokens"));
+            while (!generator.idle()) {
+              generator.step(on_event);
+              if (first_event) {
+                const int64_t done = generator.timings().prompt_tokens;
+                prefill_bar.update(static_cast<double>(done), static_cast<double>(prompt_total),
+                                   str_cat(done, " of ", prompt_total, " tokens"));
+              }
+            }
+            prefill_bar.clear();
+            std::vector<GenerationResult> results;
+            for (int h : handles) results.push_back(*generator.take_result(h));
+            const GenerationTimings& t = generator.timings();
 
             for (size_t i = 0; i < results.size(); ++i) {
               const GenerationResult& r = results[i];
@@ -285,7 +326,7 @@ Command add_run_command(CLI::App& app) {
                 if (stream) {
                   printer.end(splitter);
                 } else {
-                  std::cout << "[" << i << "] ";
+                  if (results.size() > 1) std::cout << "[" << i << "] ";
                   ReplyPrinter whole(o->show_thinking);
                   whole.print(replies[i], splitter);
                   whole.end(splitter);
@@ -327,8 +368,8 @@ Command add_run_command(CLI::App& app) {
             if (decoded > 0 && t.generation_seconds > 0)
               generated_part += str_cat(", ", decoded, " of them by decoding in ", fixed(t.generation_seconds, 3), " s (",
                                         fixed(decoded / t.generation_seconds, 1), " tok/s)");
-            std::fprintf(stderr, "glass: %s; %s; loaded in %s s; %s\n", prompt_part.c_str(), generated_part.c_str(),
-                         fixed(load_seconds, 2).c_str(), backend->description().c_str());
+            std::fprintf(stderr, "glass: %s; %s; %s\n", prompt_part.c_str(), generated_part.c_str(),
+                         session.summary().c_str());
             return 0;
           }};
 }

@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/generation_options.h"
+#include "cli/model_session.h"
 #include "cli/model_source.h"
 #include "cli/option_range.h"
 #include "cli/runtime_options.h"
@@ -95,14 +96,14 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--tool-call-parser", o->tool_call_parser,
                   "How tool calls are read out of replies to requests with tools: hermes (<tool_call> blocks, Qwen2.5 "
                   "and Qwen3) or none (the raw text). Default: hermes when the chat template prompts for <tool_call>");
-  sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr");
+  sub->add_flag("-q,--quiet", o->quiet, "No line per request on stderr, no progress bar while loading");
   sub->add_flag("--no-prefix-cache", o->no_prefix_cache,
                 "Compute every prompt from its first token (by default, full KV blocks of earlier prompts and replies are "
                 "kept and shared by prompts that start with them)");
   o->template_options.add_to(sub, false)[0]->description(
       "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
   o->generation.add_to(sub);
-  o->runtime.add_to(sub);
+  o->runtime.add_to(sub, /*quiet_flag=*/false);  // serve's own --quiet covers the progress bar
 
   return {sub, [o, sub] {
             // Ranges first: every size below is computed from these (before, the budget's
@@ -145,17 +146,16 @@ Command add_serve_command(CLI::App& app) {
             sigaddset(&stop_signals, SIGTERM);
             pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-            const std::string dir = resolve_model_dir(o->model);
-            const KVType kv = o->runtime.kv();
-            const auto backend = o->runtime.backend();
-            const Tokenizer tokenizer = load_model_tokenizer(dir);
-            std::unique_ptr<ChatTemplate> chat_template;
-            try {
-              chat_template = std::make_unique<ChatTemplate>(load_model_chat_template(dir));
-            } catch (const Error& e) {
-              std::fprintf(stderr, "glass serve: no chat template (%s); /v1/chat/completions will refuse requests\n", e.what());
-            }
-            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
+            o->runtime.quiet = o->quiet;
+            const ModelSession session(o->model, o->runtime,
+                                       {.tokenizer = Need::kYes, .chat_template = Need::kIfPresent});
+            const std::string& dir = session.path();
+            const KVType kv = session.kv_type();
+            const Tokenizer& tokenizer = session.tokenizer();
+            if (!session.chat_template_error().empty())
+              std::fprintf(stderr, "glass serve: no chat template (%s); /v1/chat/completions will refuse requests\n",
+                           session.chat_template_error().c_str());
+            const DecoderModel& model = session.model();
             const ModelConfig& c = model.config();
             const SamplingParams defaults = o->generation.resolve(dir);
 
@@ -176,14 +176,15 @@ Command add_serve_command(CLI::App& app) {
             sched.max_running = o->parallel;
             sched.max_waiting = o->queue;
             sched.prefill_chunk = o->prefill_chunk;
-            server::Scheduler scheduler(model, backend->kernels(), cache, tokenizer, context, sched);
+            sched.grammar_end_tokens = defaults.eos_token_ids;
+            server::Scheduler scheduler(model, session.kernels(), cache, tokenizer, context, sched);
 
             server::ServedModel served;
             // A model from the Hugging Face cache is served under its repo id, not its commit.
             const bool from_cache = !o->model.empty() && dir != o->model;
             served.id = !o->model_name.empty() ? o->model_name : from_cache ? o->model : folder_name(dir);
             served.tokenizer = &tokenizer;
-            served.chat_template = chat_template.get();
+            served.chat_template = session.chat_template_if_loaded();
             served.defaults = defaults;
             served.chat_template_kwargs = template_vars;
             served.tool_call_format = tool_call_format;
@@ -211,7 +212,7 @@ Command add_serve_command(CLI::App& app) {
                          format_bytes(static_cast<double>(capacity * bytes_per_token)).c_str(),
                          static_cast<long long>(capacity), kv_type_name(kv), o->no_prefix_cache ? "off" : "on",
                          o->parallel, o->queue,
-                         backend->description().c_str());
+                         session.summary().c_str());
             std::fprintf(stderr, "glass serve: listening on http://%s:%d (Host/Origin allowed: %s; CORS origins: %s; API key: %s)\n",
                          o->host.c_str(), port, host_policy.describe().c_str(), cors_policy.describe().c_str(),
                          api_key ? "required" : "none");

@@ -12,13 +12,11 @@
 #include <optional>
 #include <set>
 
-#include "runtime/model_files.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/option_range.h"
-#include "cli/model_source.h"
-#include "cli/runtime_options.h"
+#include "cli/model_session.h"
 #include "cli/token_ids.h"
 #include "io/checkpoint.h"
 #include "tokenizer/tokenizer.h"
@@ -154,15 +152,14 @@ Command add_trace_command(CLI::App& app) {
             check_range("--top-k", o->top_k, 1, kMaxShowTop);
             check_range("--first", o->first, 0, kMaxFirstValues);
             if (*width) check_range("--width", o->width, TableOptions::kMinTableWidth, 100000);
-            const std::string dir = resolve_model_dir(o->model);
-            const KVType kv = o->runtime.kv();
-            const auto backend = o->runtime.backend();
-            const DecoderModel model = DecoderModel::load(dir, o->runtime.load_options());
-            const ModelConfig& c = model.config();
-
             // The tokenizer names the tokens; with --ids it is optional.
-            std::optional<Tokenizer> tokenizer;
-            if (!o->prompt.empty() || model_has_tokenizer(dir)) tokenizer = load_model_tokenizer(dir);
+            const ModelSession session(o->model, o->runtime,
+                                       {.tokenizer = o->prompt.empty() ? Need::kIfPresent : Need::kYes});
+            const std::string& dir = session.path();
+            const KVType kv = session.kv_type();
+            const DecoderModel& model = session.model();
+            const ModelConfig& c = model.config();
+            const Tokenizer* tokenizer = session.tokenizer_if_loaded();
             std::vector<int32_t> prompt_ids;
             if (!o->prompt.empty()) {
               EncodeOptions enc;
@@ -206,11 +203,11 @@ Command add_trace_command(CLI::App& app) {
             for (int64_t i = 0; i < n; ++i)
               batch.add(prompt_ids[i], static_cast<int32_t>(i), seq, selection.wants_position(static_cast<int32_t>(i)));
             std::vector<float> logits;
-            model.forward(batch, cache, backend->kernels(), logits, &fanout);
+            model.forward(batch, cache, session.kernels(), logits, &fanout);
 
             TraceReport report;
             report.model_dir = dir;
-            report.backend = backend->description();
+            report.backend = session.backend().description();
             report.config = c;
             if (!o->prompt.empty()) report.prompt_text = o->prompt;
             report.ids = prompt_ids;
@@ -220,7 +217,7 @@ Command add_trace_command(CLI::App& app) {
             for (int64_t l = 0; l < c.num_layers; ++l)
               if (!selection.layers || selection.layers->count(static_cast<int>(l))) report.layers.push_back(static_cast<int>(l));
             report.stages = recorder.take_stages();
-            if (!o->no_lens) report.lens = lens.compute(model, backend->kernels(), o->top_k, text_of);
+            if (!o->no_lens) report.lens = lens.compute(model, session.kernels(), o->top_k, text_of);
             if (c.num_experts > 0) report.routing = routing.routing();
 
             if (!o->dump.empty()) {

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/json_fields.h"
+#include "cli/help_groups.h"
 #include "io/checkpoint.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/model_files.h"
@@ -28,6 +29,7 @@ void add_override(CLI::App* sub, const std::string& name, std::optional<T>& targ
 }  // namespace
 
 void GenerationOptions::add_to(CLI::App* sub) {
+  const size_t first = sub->get_options().size();
   add_override(sub, "-n,--max-new-tokens,--n-predict", overrides.max_new_tokens,
                "Most tokens to generate (llama.cpp: -n, --n-predict; default: generation_config.json's max_new_tokens; else run: 20, as "
                "transformers; chat and serve: until the reply or the context ends)");
@@ -51,6 +53,7 @@ void GenerationOptions::add_to(CLI::App* sub) {
   sub->add_flag("--sample", sample, "Sample even if the checkpoint's generation_config.json says do_sample false");
   sub->add_flag("--ignore-eos", ignore_eos, "Keep generating past eos tokens");
   sub->add_option("--chain-order", chain_order, "Order of the logits processors: transformers (default) or llama.cpp");
+  put_added_since(sub, first, "Sampling");
 }
 
 SamplingParams GenerationOptions::resolve(const std::string& model_path) const {

@@ -3,10 +3,12 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "cli/help_groups.h"
 
 namespace glass::cli {
 
-void RuntimeOptions::add_to(CLI::App* sub) {
+void RuntimeOptions::add_to(CLI::App* sub, bool quiet_flag) {
+  const size_t first = sub->get_options().size();
   sub->add_option("--kernels", kernels, "cpu (SIMD, threaded) or reference (scalar oracle)")->capture_default_str();
   sub->add_option("-t,--threads", threads, "Threads (0: every CPU)")->capture_default_str();
   sub->add_option("--weight-type", weight_type,
@@ -15,6 +17,9 @@ void RuntimeOptions::add_to(CLI::App* sub) {
   sub->add_option_function<int>(
       "--n-gpu-layers", [this](const int& n) { gpu_layers = n; },
       "llama.cpp's -ngl N: accepted and ignored (this build runs on the CPU)");
+  if (quiet_flag)
+    sub->add_flag("-q,--quiet", quiet, "No progress bars (they are drawn only when stderr is a terminal)");
+  put_added_since(sub, first, "Performance");
 }
 
 LoadOptions RuntimeOptions::load_options() const {

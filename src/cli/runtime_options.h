@@ -23,8 +23,10 @@ struct RuntimeOptions {
   std::string weight_type;  // empty: as stored
   std::string kv_type = kDefaultKVType;
   std::optional<int> gpu_layers;  // llama.cpp's -ngl: accepted so its command lines run; nothing to offload to
+  bool quiet = false;             // no progress bars
 
-  void add_to(CLI::App* sub);
+  // `quiet_flag`: add -q/--quiet (a command with its own --quiet sets `quiet` itself).
+  void add_to(CLI::App* sub, bool quiet_flag = true);
   LoadOptions load_options() const;
   KVType kv() const;
   // The kernels; says on stderr that -ngl is ignored when it was given (every command that

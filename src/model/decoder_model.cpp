@@ -64,6 +64,9 @@ const CheckpointTensor& DecoderModel::checked(const std::string& name, const std
   if (traits(*t.type).dequantize == nullptr)
     refuse(t.file, ": tensor \"", name, "\" is ", t.dtype, ", which glass cannot decode yet");
   used_.push_back(name);
+  // Stacked experts check one tensor once per expert, one after the other.
+  if (&t != last_checked_) loaded_bytes_ += t.nbytes;
+  last_checked_ = &t;
   return t;
 }
 
@@ -172,7 +175,13 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   const TensorNames& n = names_;
   const int64_t h = c.hidden_size;
   const auto wt = options.weight_type;
+  size_t total_bytes = 0;
+  for (const CheckpointTensor* t : checkpoint_->tensors()) total_bytes += t->nbytes;
+  auto report = [&] {
+    if (options.progress) options.progress(std::min(loaded_bytes_, total_bytes), total_bytes);
+  };
   embed_ = matrix(n.token_embedding, -1, -1, c.vocab_size, h, wt);
+  report();
   lm_head_ = c.tie_word_embeddings ? embed_ : matrix(n.output, -1, -1, c.vocab_size, h, wt);
   final_norm_ = vector(n.output_norm, -1, h);
   layers_.resize(static_cast<size_t>(c.num_layers));
@@ -207,8 +216,10 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
       L.up = matrix(n.ffn_up, l, -1, c.intermediate_size, h, wt);
       L.down = matrix(n.ffn_down, l, -1, h, c.intermediate_size, wt);
     }
+    report();
   }
   refuse_unused_tensors();
+  if (options.progress) options.progress(total_bytes, total_bytes);
   used_.clear();
   used_.shrink_to_fit();
 }

@@ -4,6 +4,7 @@
 // layer, tied output) is data in the ModelConfig and in the weights that are present.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,10 @@ struct LoadOptions {
   // as stored, since rounding it changes which experts a token takes); unset keeps the
   // stored type (bf16 / f16 / f32 are then used in place from the memory map).
   std::optional<WeightType> weight_type;
+  // Called as the weights load (after the embedding, the output matrix and each layer)
+  // with the bytes of the checkpoint's tensors read or converted so far and in all:
+  // for a progress bar; it changes nothing that is loaded.
+  std::function<void(size_t done_bytes, size_t total_bytes)> progress;
 };
 
 class DecoderModel {
@@ -86,6 +91,8 @@ class DecoderModel {
   const TensorNames& names_;
   RopeTable rope_;
   std::vector<std::string> used_;  // tensors the model reads, to report the others
+  size_t loaded_bytes_ = 0;        // of the distinct tensors checked so far (for LoadOptions::progress)
+  const CheckpointTensor* last_checked_ = nullptr;
   std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted or realigned weights
   WeightMatrix embed_;
   WeightMatrix lm_head_;

@@ -34,6 +34,8 @@ struct Generator::Sequence {
   std::vector<int32_t> tokens;
   std::string text;
   std::optional<FinishReason> finished;
+  std::optional<grammar::GrammarMatcher> matcher;  // with a grammar: where its output is
+  grammar::TokenMask mask;                         // the matcher's allowed ids this step
 };
 
 Generator::Generator(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
@@ -61,6 +63,20 @@ void Generator::validate(const GenerationRequest& request) const {
   if (static_cast<int64_t>(request.prompt.size()) >= context_length_)
     fail("the prompt has ", request.prompt.size(), " tokens; the context holds ", context_length_,
          " (prompt plus at least one generated token)");
+  // A grammar's output ends with an eos token once it is complete; without one the
+  // grammar could leave nothing to choose.
+  if (request.grammar && request.params.eos_token_ids.empty())
+    fail("a grammar needs an end-of-sequence token to end its output; there is none (ignore_eos, or a model with "
+         "no eos_token_id)");
+}
+
+std::shared_ptr<const grammar::TokenVocabulary> Generator::grammar_vocabulary(const std::vector<int32_t>& end_tokens) {
+  for (const auto& [ends, vocabulary] : grammar_vocabularies_)
+    if (ends == end_tokens) return vocabulary;
+  auto vocabulary =
+      std::make_shared<const grammar::TokenVocabulary>(grammar::TokenVocabulary::from_tokenizer(tokenizer_, end_tokens));
+  grammar_vocabularies_.emplace_back(end_tokens, vocabulary);
+  return vocabulary;
 }
 
 namespace {
@@ -97,6 +113,8 @@ std::vector<int> Generator::add_choices(GenerationRequest request, size_t choice
     GenerationRequest r = request;
     if (r.params.seed) r.params.seed = *r.params.seed + i;
     auto s = std::make_unique<Sequence>(next_handle_++, std::move(r), tokenizer_, context_length_);
+    if (s->request.grammar)
+      s->matcher.emplace(*s->request.grammar, grammar_vocabulary(s->request.params.eos_token_ids));
     s->kv_sequence = cache_.add_sequence();
     s->ids = s->request.prompt;
     int64_t fresh = worst - shared;
@@ -296,8 +314,17 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
     RowSoftmax raw;
     std::vector<float> raw_copy;
     if (show) raw_copy.assign(row.begin(), row.end());  // the sampler rewrites the row
-    // Only the tokenizer's ids are drawn; the embedding's padding rows past it never are.
-    const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr, static_cast<size_t>(width));
+    // Only the tokenizer's ids are drawn; the embedding's padding rows past it never are,
+    // nor, with a grammar, tokens that cannot continue its output.
+    AllowedTokens allowed;
+    if (s.matcher) {
+      s.matcher->fill_mask(s.mask);
+      allowed = {s.mask.words, s.mask.size, "grammar"};
+    }
+    const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr, static_cast<size_t>(width),
+                                           s.matcher ? &allowed : nullptr);
+    if (s.matcher && !s.matcher->accept_token(token))
+      fail("internal error: the grammar refused token ", token, ", which its mask allowed");
     GenerationEvent e;
     if (show) {
       raw = row_softmax(raw_copy);

@@ -56,13 +56,34 @@ ProcessorChain ProcessorChain::from_params(const SamplingParams& p) {
 }
 
 void ProcessorChain::apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace,
-                           size_t tokens) const {
+                           size_t tokens, const AllowedTokens* allowed) const {
   if (trace != nullptr) {
     trace->vocab = static_cast<int64_t>(logits.size());
     trace->top_before = top_candidates(logits, trace->top_n);
     trace->steps.clear();
   }
-  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = -std::numeric_limits<float>::infinity();
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = kMinusInf;
+  if (allowed != nullptr) {
+    const size_t n = logits.size();
+    // A grammar allows few tokens at most steps: whole words of 64 ids are filled at once.
+    for (size_t w = 0; w * 64 < n; ++w) {
+      const size_t begin = w * 64, end = std::min(n, begin + 64);
+      uint64_t bits = w < allowed->words.size() ? allowed->words[w] : 0;
+      if (end > allowed->size) bits &= allowed->size > begin ? (uint64_t{1} << (allowed->size - begin)) - 1 : 0;
+      if (bits == ~uint64_t{0}) continue;
+      if (bits == 0) {
+        std::fill(logits.begin() + static_cast<ptrdiff_t>(begin), logits.begin() + static_cast<ptrdiff_t>(end), kMinusInf);
+        continue;
+      }
+      for (size_t i = begin; i < end; ++i)
+        if (((bits >> (i - begin)) & 1) == 0) logits[i] = kMinusInf;
+    }
+    if (trace != nullptr) {
+      const auto surviving = std::count_if(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); });
+      trace->steps.push_back({std::string(allowed->name), static_cast<int64_t>(surviving)});
+    }
+  }
   for (const LogitsProcessor& step : steps_) {
     std::visit([&](const auto& p) { p.apply(logits, history); }, step);
     if (trace != nullptr) {

@@ -33,6 +33,15 @@ struct TokenCandidate {
 // among equal logits, with their softmax probabilities.
 std::vector<TokenCandidate> top_candidates(std::span<const float> logits, size_t n);
 
+// The ids a constraint (a grammar, json_schema.h / matcher.h) allows this step, as a
+// bitset: bit (id % 64) of words[id / 64]; ids from `size` on are not allowed. `name`
+// labels its stage in the trace ("grammar").
+struct AllowedTokens {
+  std::span<const uint64_t> words;
+  size_t size = 0;
+  std::string_view name = "grammar";
+};
+
 // What the chain did to one row, for `--show-top`. Filled only when passed to apply().
 struct ChainTrace {
   size_t top_n = 10;  // how many candidates to record, set by the caller
@@ -63,9 +72,12 @@ class ProcessorChain {
   // candidates before and after and the surviving count after each step (extra passes
   // over the row that are skipped without it).
   // Ids from `tokens` on (the embedding's padding rows past the tokenizer) are removed
-  // (-inf) after the trace's top_before and before the first step: never drawn.
+  // (-inf) after the trace's top_before and before the first step: never drawn. With
+  // `allowed`, every id it does not allow is removed next, as a stage of its own in the
+  // trace, so the processors (penalties, temperature, top-k/p) see only what the
+  // constraint allows.
   void apply(std::span<float> logits, const TokenHistory& history, ChainTrace* trace = nullptr,
-             size_t tokens = SIZE_MAX) const;
+             size_t tokens = SIZE_MAX, const AllowedTokens* allowed = nullptr) const;
 
   const std::vector<LogitsProcessor>& steps() const { return steps_; }
   // "repetition_penalty=1.05 -> temperature=0.7 -> top_k=20 -> top_p=0.8", or "(none)".

@@ -61,12 +61,13 @@ Sampler::Sampler(const SamplingParams& params)
   chain_ = ProcessorChain::from_params(params_);
 }
 
-int32_t Sampler::sample(std::span<float> logits, const TokenHistory& history, ChainTrace* trace, size_t tokens) {
+int32_t Sampler::sample(std::span<float> logits, const TokenHistory& history, ChainTrace* trace, size_t tokens,
+                        const AllowedTokens* allowed) {
   // NaN or +inf would poison every step after; one vectorizable pass finds them.
   if (detail::row_has_nan_or_plus_inf(logits))
     for (size_t i = 0; i < logits.size(); ++i)
       if (!(logits[i] < -kRemoved)) fail("sampler: logit of token ", i, " is ", logits[i]);
-  chain_.apply(logits, history, trace, tokens);
+  chain_.apply(logits, history, trace, tokens, allowed);
   return greedy() ? argmax(logits) : sample_categorical(logits, rng_);
 }
 

@@ -34,10 +34,10 @@ class Sampler {
   // The next token for `logits` (one row of vocabulary size, processed in place: on
   // return it holds the processed logits). Greedy when !params.sampling(). Ids from
   // `tokens` on are never chosen (the embedding's padding rows past the tokenizer's
-  // vocabulary: removed before the processors). NaN or +inf logits and rows with nothing
-  // left are errors.
+  // vocabulary: removed before the processors); neither are ids `allowed` does not allow
+  // (a grammar's mask). NaN or +inf logits and rows with nothing left are errors.
   int32_t sample(std::span<float> logits, const TokenHistory& history, ChainTrace* trace = nullptr,
-                 size_t tokens = SIZE_MAX);
+                 size_t tokens = SIZE_MAX, const AllowedTokens* allowed = nullptr);
 
   bool greedy() const { return !params_.sampling(); }
   uint64_t seed() const { return seed_; }

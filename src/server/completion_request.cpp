@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/json_fields.h"
+#include "grammar/json_schema.h"
 #include "runtime/chat_prompt.h"
 #include "sampling/rng.h"
 #include "server/api_error.h"
@@ -222,14 +223,52 @@ void refuse_unsupported(const OJson& body, Endpoint endpoint) {
       if (!suffix->get<std::string>().empty())
         throw invalid_parameter("suffix", "'suffix' is not supported", "unsupported_parameter");
     }
-  } else if (const OJson* format = field(body, "response_format")) {
+  }
+}
+
+// response_format (OpenAI: text, json_object, json_schema) and llama.cpp's `grammar`
+// (GBNF text), as the GBNF the output is constrained to. At most one of them.
+void parse_constraint(const OJson& body, CompletionRequest& r) {
+  if (const OJson* format = field(body, "response_format")) {
     if (!format->is_object()) throw wrong_type("response_format", "an object", *format);
     const OJson* type = field(*format, "type");
-    if (type == nullptr || !type->is_string()) throw invalid_parameter("response_format.type", "'response_format.type' must be a string");
-    if (type->get<std::string>() != "text")
-      throw invalid_parameter("response_format.type", str_cat("response_format '", text_excerpt(type->get<std::string>()),
-                                                               "' is not supported; only 'text' is"),
+    if (type == nullptr || !type->is_string())
+      throw invalid_parameter("response_format.type", "'response_format.type' must be one of 'text', 'json_object', 'json_schema'");
+    const std::string kind = type->get<std::string>();
+    if (kind == "json_object") {
+      r.grammar = grammar::json_object_gbnf();
+      r.grammar_param = "response_format";
+    } else if (kind == "json_schema") {
+      const OJson* spec = field(*format, "json_schema");
+      if (spec == nullptr) throw invalid_parameter("response_format.json_schema", "'response_format.json_schema' is required with type 'json_schema'");
+      if (!spec->is_object()) throw wrong_type("response_format.json_schema", "an object", *spec);
+      if (const OJson* name = field(*spec, "name"); name != nullptr && !name->is_string())
+        throw wrong_type("response_format.json_schema.name", "a string", *name);
+      if (const OJson* strict = field(*spec, "strict"); strict != nullptr && !strict->is_boolean())
+        throw wrong_type("response_format.json_schema.strict", "a boolean", *strict);
+      const OJson* schema = field(*spec, "schema");
+      if (schema == nullptr)
+        throw invalid_parameter("response_format.json_schema.schema", "'response_format.json_schema.schema' is required");
+      if (!schema->is_object() && !schema->is_boolean())
+        throw wrong_type("response_format.json_schema.schema", "a JSON Schema (an object)", *schema);
+      try {
+        r.grammar = grammar::json_schema_to_gbnf(*schema);
+      } catch (const Error& e) {
+        throw invalid_parameter("response_format.json_schema.schema", e.what());
+      }
+      r.grammar_param = "response_format.json_schema.schema";
+    } else if (kind != "text") {
+      throw invalid_parameter("response_format.type", str_cat("'response_format.type' must be one of 'text', 'json_object', "
+                                                               "'json_schema'; got '", text_excerpt(kind), "'"),
                               "unsupported_value");
+    }
+  }
+  if (const OJson* gbnf = field(body, "grammar")) {
+    if (!gbnf->is_string()) throw wrong_type("grammar", "a string (a GBNF grammar)", *gbnf);
+    if (!r.grammar.empty())
+      throw invalid_parameter("grammar", str_cat("'grammar' and '", r.grammar_param, "' both constrain the output; give one"));
+    r.grammar = gbnf->get<std::string>();
+    r.grammar_param = "grammar";
   }
 }
 
@@ -276,6 +315,7 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
     parse_prompt(body, r);
   }
   refuse_unsupported(body, endpoint);
+  parse_constraint(body, r);
 
   SamplingOverrides& s = r.sampling;
   s.temperature = number_field(body, "temperature", 0, 2);

@@ -55,6 +55,12 @@ struct CompletionRequest {
   bool return_token_ids = false;  // extension: token_ids of the prompt and the choice
   size_t n = 1;        // choices returned (1..kMaxChoices)
   size_t best_of = 1;  // completions: choices generated, >= n (chat: n)
+
+  // Constrained decoding, as GBNF to compile ("" for none): from response_format
+  // (json_object, json_schema), llama.cpp's `grammar` field, or a forced tool call;
+  // `grammar_param` names the field it came from, for errors while compiling it.
+  std::string grammar;
+  std::string grammar_param;
 };
 
 // The chat fields of a request body (chat completions, and /tokenize given messages):

@@ -11,6 +11,7 @@
 #include "server/api_error.h"
 #include "server/completion_id.h"
 #include "server/completion_request.h"
+#include "server/grammar_cache.h"
 #include "server/http_front.h"
 #include "server/openai_response.h"
 #include "server/request_log.h"
@@ -64,6 +65,7 @@ struct OpenAIServer::Impl {
   ServerOptions options;
   RequestLog request_log;
   ServingMetrics metrics;
+  GrammarCache grammars;  // compiled constraints (response_format, grammar), by their GBNF
   HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
   CompletionIds ids;  // of completions and of tool calls
@@ -221,7 +223,15 @@ struct OpenAIServer::Impl {
                         "model", "model_not_found");
       prompt = prompt_ids(*request);
       SchedulerRequest sr;
-      sr.generation = {prompt, resolve_sampling(model.defaults, *request), 0, true};
+      sr.generation.prompt = prompt;
+      sr.generation.params = resolve_sampling(model.defaults, *request);
+      if (!request->grammar.empty()) {
+        try {
+          sr.generation.grammar = grammars.get(request->grammar);
+        } catch (const grammar::GrammarError& e) {
+          throw invalid_parameter(request->grammar_param, e.what());
+        }
+      }
       // best_of ranks choices by their tokens' log probabilities: compute them.
       sr.logprobs = request->logprobs || request->best_of > request->n;
       sr.top_logprobs = request->top_logprobs;

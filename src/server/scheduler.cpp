@@ -83,6 +83,7 @@ Scheduler::Scheduler(const DecoderModel& model, Kernels& kernels, KVCache& cache
   counters_.max_waiting = options_.max_waiting;
   counters_.kv_blocks_total = cache_.total_blocks();
   counters_.kv_blocks_free = cache_.free_blocks();
+  if (!options_.grammar_end_tokens.empty()) generator_.prepare_grammar(options_.grammar_end_tokens);
   thread_ = std::thread([this] { run(); });
 }
 

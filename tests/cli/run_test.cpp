@@ -56,8 +56,9 @@ TEST(Run, ShowTopAndNdjson) {
     EXPECT_FALSE(lines[i]["processors"].empty());  // the demo's generation_config has top_k, top_p, ...
   }
   EXPECT_EQ(lines[3]["type"], "done");
-  // In text mode the tables go to stderr, the continuation to stdout.
-  const auto t = run_glass("run --ids 9707 -n 2 --seed 1 --show-top 3");
+  // In text mode (asked for: stdout is a pipe here) the tables go to stderr, the
+  // continuation to stdout.
+  const auto t = run_glass("run --ids 9707 -n 2 --seed 1 --show-top 3 --format text");
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_NE(t.err.find("step 0: chose"), std::string::npos) << t.err;
   EXPECT_NE(t.err.find("p before"), std::string::npos) << t.err;
@@ -208,13 +209,181 @@ TEST(Run, ShowTopShowsAChosenTokenOutsideTheTopN) {
   }
   ASSERT_GT(below, 0) << "no step chose below the top 3; pick another seed";
   const auto t = run_glass(
-      "run --ids 9707 -n 12 --seed 5 --temperature 3 --top-k 0 --top-p 1 --ignore-eos --show-top 3");
+      "run --ids 9707 -n 12 --seed 5 --temperature 3 --top-k 0 --top-p 1 --ignore-eos --show-top 3 --format text");
   ASSERT_EQ(t.exit_code, 0) << t.err;
   // Every step's table ends with the chosen row, marked.
   size_t chosen_rows = 0;
   for (size_t at = t.err.find("<- chosen"); at != std::string::npos; at = t.err.find("<- chosen", at + 1)) ++chosen_rows;
   EXPECT_EQ(chosen_rows, 12u) << t.err;
   EXPECT_NE(t.err.find("   ...\n"), std::string::npos) << t.err;
+}
+
+// What a terminal is left showing: both streams, the line ends as \n, and a line that
+// "\r ESC[K" erased gone (how the progress bars draw and erase themselves).
+std::string terminal_text(const std::string& screen) {
+  std::string out;
+  for (size_t i = 0; i < screen.size(); ++i) {
+    if (screen.compare(i, 4, "\r\033[K") == 0) {
+      const size_t line_start = out.rfind('\n');
+      out.resize(line_start == std::string::npos ? 0 : line_start + 1);
+      i += 3;
+    } else if (screen.compare(i, 2, "\r\n") == 0) {
+      out += '\n';
+      ++i;
+    } else {
+      out += screen[i];
+    }
+  }
+  return out;
+}
+
+// --show-top at a terminal: the tables are the stream, each step's header on a line of its
+// own, and the text follows whole on its own line.
+TEST(Run, ShowTopOnATerminalKeepsTablesAndTextOnSeparateLines) {
+  const std::string args = "run -p 'Hello, my name is' -n 6 --seed 3 --ignore-eos";
+  const auto json = run_glass(args + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const std::string text = parse_last_line(json.out)["text"];
+  ASSERT_FALSE(text.empty());
+  const auto t = test::run_glass_in_terminal(args + " --show-top 3");
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  const std::string screen = terminal_text(t.out);
+  size_t steps = 0, last_table_row = 0;
+  for (size_t at = screen.find("step "); at != std::string::npos; at = screen.find("step ", at + 1)) {
+    if (screen.compare(at, 5 + std::to_string(steps).size() + 1, "step " + std::to_string(steps) + ":") != 0) continue;
+    EXPECT_TRUE(at == 0 || screen[at - 1] == '\n') << "step " << steps << " does not start a line:\n" << screen;
+    ++steps;
+  }
+  EXPECT_EQ(steps, 6u) << screen;
+  last_table_row = screen.rfind("<- chosen");
+  ASSERT_NE(last_table_row, std::string::npos) << screen;
+  // After the last table: the generated text, alone on its line.
+  const size_t text_at = screen.find("\n" + text + "\n", last_table_row);
+  EXPECT_NE(text_at, std::string::npos) << "text \"" << text << "\" not on a line of its own:\n" << screen;
+}
+
+// --show-top with stdout a pipe and no --format: the same information as ndjson on
+// stdout, no tables on stderr.
+TEST(Run, ShowTopToAPipeIsNdjson) {
+  const auto r = run_glass("run --ids 9707 -n 3 --seed 1 --show-top 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Json> lines = test::json_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(lines[i]["type"], "step");
+    EXPECT_EQ(lines[i]["top"].size(), 4u);
+    EXPECT_TRUE(lines[i]["chosen"].contains("rank"));
+  }
+  EXPECT_EQ(lines[3]["type"], "done");
+  EXPECT_EQ(r.err.find("p before"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--format text"), std::string::npos) << r.err;  // says how to get the tables
+}
+
+std::string long_prompt_ids(int n) {
+  std::string ids;
+  for (int i = 0; i < n; ++i) ids += std::to_string(100 + i % 5000) + " ";
+  return ids;
+}
+
+// Progress bars (loading; a prompt longer than one pass) are drawn on a terminal only,
+// and not with --quiet; every run's summary has the load time and peak memory.
+TEST(Run, ProgressBarsOnATerminalOnly) {
+  const std::string args = "run --ids '" + long_prompt_ids(700) + "' -n 2 --seed 1";
+  const auto piped = run_glass(args);
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.err.find('\r'), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.err.find("loading ["), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.err.find("prompt ["), std::string::npos) << piped.err;
+  EXPECT_NE(piped.err.find("loaded in "), std::string::npos) << piped.err;
+  EXPECT_NE(piped.err.find("peak memory "), std::string::npos) << piped.err;
+
+  const auto shown = test::run_glass_in_terminal(args);
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  EXPECT_NE(shown.out.find("\r\033[Kloading ["), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("\r\033[Kprompt ["), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("of 700 tokens"), std::string::npos) << shown.out;
+  // Each bar is erased before what follows: no bar is left on the screen.
+  const std::string screen = terminal_text(shown.out);
+  EXPECT_EQ(screen.find("loading ["), std::string::npos) << screen;
+
+  const auto quiet = test::run_glass_in_terminal(args + " --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("loading ["), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.out.find("prompt ["), std::string::npos) << quiet.out;
+}
+
+// Constrained decoding from the command line: GBNF text or file, a JSON schema; the
+// demo model (random weights) then writes only what the grammar allows.
+TEST(Run, GrammarAndJsonSchemaConstrainTheOutput) {
+  test::TempDir tmp;
+  for (int seed = 1; seed <= 2; ++seed) {
+    const auto r = run_glass(str_cat("run -p 'Code:' -n 40 --seed ", seed,
+                                     R"( --format json --grammar 'root ::= "id-" [0-9]{2,4} ("." [a-c])?')"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse_last_line(r.out);
+    const std::string text = j["text"];
+    EXPECT_EQ(j["finish_reason"], "eos") << text;
+    ASSERT_TRUE(text.starts_with("id-")) << text;
+    const std::string rest = text.substr(3);
+    const size_t digits = rest.find_first_not_of("0123456789");
+    const size_t n = digits == std::string::npos ? rest.size() : digits;
+    EXPECT_TRUE(n >= 2 && n <= 4) << text;
+    if (digits != std::string::npos) {
+      EXPECT_EQ(rest.size(), n + 2) << text;
+      EXPECT_EQ(rest[n], '.') << text;
+      EXPECT_TRUE(rest[n + 1] >= 'a' && rest[n + 1] <= 'c') << text;
+    }
+  }
+  test::write_string(tmp.file("answer.gbnf"), "# yes or no\nroot ::= answer \"!\"\nanswer ::= \"yes\" | \"no\"\n");
+  for (const std::string flag : {"--grammar", "--grammar-file"}) {
+    const auto r = run_glass("run -p 'Q:' -n 10 --seed 5 --format json " + flag + " " + shell_quote(tmp.file("answer.gbnf")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = parse_last_line(r.out)["text"];
+    EXPECT_TRUE(text == "yes!" || text == "no!") << flag << ": " << text;
+  }
+  const std::string schema = R"({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false})";
+  test::write_string(tmp.file("schema.json"), schema);
+  for (const std::string& arg : {shell_quote(schema), shell_quote(tmp.file("schema.json"))}) {
+    const auto r = run_glass("run -p 'JSON:' -n 60 --seed 2 --format json -j " + arg);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse_last_line(r.out);
+    ASSERT_EQ(j["finish_reason"], "eos") << j.dump();
+    const Json value = Json::parse(j["text"].get<std::string>());
+    ASSERT_TRUE(value.is_object());
+    EXPECT_EQ(value.size(), 1u);
+    EXPECT_TRUE(value["ok"].is_boolean());
+  }
+}
+
+TEST(Run, BadGrammarsAreRefusedNamingTheFlag) {
+  test::TempDir tmp;
+  test::write_string(tmp.file("broken.gbnf"), "root ::= \"a\"\nitem ::= [b-\n");
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {"--grammar 'root ::= [a-z'", {"--grammar", "line 1, column"}},
+      {"--grammar " + shell_quote(tmp.file("broken.gbnf")), {"--grammar", "broken.gbnf", "line 2"}},
+      {"--grammar-file " + shell_quote(tmp.file("missing.gbnf")), {"--grammar-file", "missing.gbnf"}},
+      {"--grammar 'root ::= other'", {"--grammar", "other"}},
+      {"-j '{\"type\": 5}'", {"--json-schema"}},
+      {"-j '{\"type\": \"string\", \"contentEncoding\": \"base64\"}'", {"--json-schema", "contentEncoding"}},
+      {"--grammar 'root ::= \"a\"' --ignore-eos", {"grammar needs an end-of-sequence token"}},
+      {"--grammar 'root ::= \"a\"' -j '{}'", {"--grammar", "--json-schema"}},
+  };
+  for (const auto& [flags, expected] : cases) {
+    const auto r = run_glass("run -p x -n 5 " + flags);
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_TRUE(r.out.empty()) << flags << ": " << r.out;
+    for (const std::string& part : expected) EXPECT_NE(r.err.find(part), std::string::npos) << flags << ": " << r.err;
+  }
+}
+
+TEST(Bench, GrammarReportsTheMaskCostPerStep) {
+  const auto r = run_glass(R"(bench -p 0 -n 8 -r 1 --no-bandwidth --format json --grammar 'root ::= "[" [0-9]+ ("," [0-9]+)* "]"')");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_last_line(r.out);
+  EXPECT_GT(j["grammar_tg_tok_s"].get<double>(), 0);
+  EXPECT_GE(j["grammar_mask_ms_per_step"].get<double>(), 0);
+  EXPECT_GT(j["grammar_vocabulary_ms"].get<double>(), 0);
+  EXPECT_GT(j["grammar_tg_fraction"].get<double>(), 0);
 }
 
 }  // namespace

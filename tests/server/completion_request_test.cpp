@@ -152,7 +152,7 @@ TEST(CompletionRequest, OutOfRangeValues) {
       {R"("stream_options": {"include_usage": true})", "stream_options"},
       {R"("n": 0)", "n"},                              {R"("n": 129)", "n"},
       {R"("logit_bias": {"5": 1})", "logit_bias"},
-      {R"("response_format": {"type": "json_object"})", "response_format.type"},
+      {R"("response_format": {"type": "xml"})", "response_format.type"},
   };
   for (const auto& [fields, param] : cases) {
     const ApiError e = error_of(chat(fields));

@@ -1,12 +1,15 @@
 #include "support/test_support.h"
 
 #include <dirent.h>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -154,6 +157,38 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 
 CommandResult run_glass(const std::string& args, const std::string& stdin_text) {
   return run_command(shell_quote(glass_binary()) + " " + args, stdin_text);
+}
+
+CommandResult run_glass_in_terminal(const std::string& args, int columns) {
+  struct winsize size {};
+  size.ws_row = 40;
+  size.ws_col = static_cast<unsigned short>(columns);
+  const std::string command = shell_quote(glass_binary()) + " " + args;
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, &size);
+  if (pid < 0) throw std::runtime_error("forkpty failed");
+  if (pid == 0) {
+    setenv("TERM", "xterm", 1);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  CommandResult r;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(master, buffer, sizeof buffer);
+    if (n > 0) {
+      r.out.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EIO once the child side closes
+    }
+  }
+  close(master);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return r;
 }
 
 ModelConfig tiny_config() {

@@ -51,6 +51,11 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 // Runs build/glass with arguments (already shell-quoted where needed).
 CommandResult run_glass(const std::string& args, const std::string& stdin_text = "");
 std::string shell_quote(const std::string& s);
+// Runs build/glass with arguments on a pseudo-terminal `columns` wide (stdin, stdout and
+// stderr all the terminal, TERM=xterm), as a person at a terminal sees it: `out` holds
+// everything written, both streams interleaved in order (with the terminal's \r\n line
+// ends); `err` is empty.
+CommandResult run_glass_in_terminal(const std::string& args, int columns = 100);
 
 // The config.json published with a checkpoint on Hugging Face, whole: "Qwen3-0.6B",
 // "Qwen3-8B", "Qwen3-30B-A3B".

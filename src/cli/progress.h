@@ -1,0 +1,45 @@
+// Progress bars on stderr for what takes seconds: loading and converting weights, long
+// prompts. Drawn only on a terminal (a pipe or a log file gets none) and not with
+// --quiet; they observe and never change what is computed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace glass::cli {
+
+// Whether progress bars are drawn: stderr is a terminal that can erase a line, and the
+// user did not ask for quiet.
+bool progress_wanted(bool quiet);
+
+// One line of a bar, at most `width` columns: "loading  [=========>          ] 45%  detail".
+std::string progress_line(const std::string& label, double fraction, const std::string& detail, size_t width);
+
+// The peak resident memory of this process so far (getrusage's high-water mark).
+size_t peak_rss_bytes();
+
+class ProgressBar {
+ public:
+  // Draws nothing unless `enabled`.
+  ProgressBar(std::string label, bool enabled, FILE* out = stderr);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  // Redraws with `done` of `total`, at most ten times a second (and always at the end).
+  void update(double done, double total, const std::string& detail = "");
+  // Erases the bar's line, so what follows starts on a clean one; update() draws again.
+  void clear();
+  bool enabled() const { return enabled_; }
+
+ private:
+  std::string label_;
+  bool enabled_;
+  FILE* out_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+}  // namespace glass::cli

@@ -1,0 +1,176 @@
+// Constrained decoding in the generation loop: a grammar's mask is a stage before the
+// processors, every output that ends at an eos token is in the grammar's language, and
+// a grammar without an eos token to end it is refused.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "base/json_fields.h"
+#include "grammar/json_schema.h"
+#include "runtime/generator.h"
+#include "kernels/backend.h"
+#include "support/test_support.h"
+
+namespace glass {
+namespace {
+
+// A tiny random model with the Qwen2.5 tokenizer (random weights: left alone, it would
+// never write JSON).
+struct Fixture {
+  test::TempDir dir;
+  std::unique_ptr<DecoderModel> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  Fixture() {
+    ModelConfig c = test::tiny_config();
+    c.vocab_size = 151936;
+    c.max_position_embeddings = 512;
+    test::write_tiny_checkpoint(dir.path(), c);
+    for (const char* name : {"tokenizer.json", "tokenizer_config.json"})
+      test::write_string(dir.file(name), test::read_string(test::demo_model_dir() + "/" + name));
+    model = std::make_unique<DecoderModel>(DecoderModel::load(dir.path()));
+    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(dir.path()));
+  }
+};
+
+constexpr const char* kSchema = R"({
+  "type": "object",
+  "properties": {
+    "city": {"type": "string", "maxLength": 8},
+    "unit": {"enum": ["celsius", "fahrenheit"]},
+    "days": {"type": "integer", "minimum": 1, "maximum": 14},
+    "alerts": {"type": "boolean"}
+  },
+  "required": ["city", "unit", "days"],
+  "additionalProperties": false
+})";
+
+// Code points of UTF-8 text: every byte that does not continue a character.
+size_t code_points(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// What the schema says, checked by hand (independently of the grammar).
+bool valid_instance(const std::string& text, std::string* why) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return false;
+  }
+  if (!j.is_object()) return *why = "not an object", false;
+  for (const char* key : {"city", "unit", "days"})
+    if (!j.contains(key)) return *why = std::string("no ") + key, false;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "city") {
+      if (!value.is_string() || code_points(value.get<std::string>()) > 8) return *why = "city", false;
+    } else if (key == "unit") {
+      if (value != "celsius" && value != "fahrenheit") return *why = "unit", false;
+    } else if (key == "days") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 14) return *why = "days", false;
+    } else if (key == "alerts") {
+      if (!value.is_boolean()) return *why = "alerts", false;
+    } else {
+      return *why = "extra property " + key, false;
+    }
+  }
+  return true;
+}
+
+SamplingParams sampled(uint64_t seed) {
+  SamplingParams p;
+  p.do_sample = true;
+  p.temperature = 1.0f;
+  p.seed = seed;
+  p.max_new_tokens = 300;
+  p.eos_token_ids = {151645, 151643};
+  return p;
+}
+
+TEST(ConstrainedGeneration, EveryOutputThatEndsIsValidAgainstTheSchema) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  const grammar::Grammar g = grammar::json_schema_grammar(std::string_view(kSchema));
+  const std::vector<int32_t> prompt = f.tokenizer->encode("Weather as JSON:");
+  int ended = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    KVCache cache(f.model->config(), KVType::F32, 512);
+    GenerationRequest r{prompt, sampled(seed)};
+    r.grammar = g;
+    r.skip_special_tokens = true;
+    const auto results = Generator::run_all(*f.model, backend.kernels(), cache, *f.tokenizer, 512, {r});
+    const GenerationResult& out = results.front();
+    if (out.finish.kind != FinishReason::Kind::eos) continue;  // ran out of tokens: may be cut short
+    ++ended;
+    std::string why;
+    EXPECT_TRUE(valid_instance(out.text, &why)) << "seed " << seed << ": " << why << "\n" << out.text;
+  }
+  // The bounded whitespace and lengths leave the model few ways to run on.
+  EXPECT_GE(ended, 10);
+}
+
+TEST(ConstrainedGeneration, TheMaskIsAStageBeforeTheProcessors) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 512);
+  GenerationRequest r{f.tokenizer->encode("Answer:"), sampled(3)};
+  r.show_top = 5;
+  r.params.top_k = 20;
+  r.grammar = grammar::Grammar::from_gbnf(R"(root ::= ("yes" | "no") "." )");
+  std::vector<std::string> first_stages;
+  std::vector<int64_t> left;
+  const auto results = Generator::run_all(*f.model, backend.kernels(), cache, *f.tokenizer, 512, {r},
+                                          [&](const GenerationEvent& e) {
+                                            ASSERT_NE(e.trace, nullptr);
+                                            ASSERT_FALSE(e.trace->steps.empty());
+                                            first_stages.push_back(e.trace->steps.front().setting);
+                                            left.push_back(e.trace->steps.front().surviving);
+                                          });
+  const GenerationResult& out = results.front();
+  EXPECT_TRUE(out.text == "yes." || out.text == "no.") << out.text;
+  EXPECT_EQ(out.finish.kind, FinishReason::Kind::eos);
+  ASSERT_FALSE(first_stages.empty());
+  for (const std::string& s : first_stages) EXPECT_EQ(s, "grammar");
+  // First step: the tokens that start "yes." or "no." ("y", "ye", "yes", "n", "no",
+  // "no."...): a handful, far fewer than the vocabulary.
+  EXPECT_GT(left.front(), 1);
+  EXPECT_LT(left.front(), 20);
+  // Last step: only the eos tokens are left.
+  EXPECT_EQ(left.back(), 2);
+}
+
+TEST(ConstrainedGeneration, EachChoiceFollowsTheGrammar) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 4 * 512);
+  Generator gen(*f.model, backend.kernels(), cache, *f.tokenizer, 512);
+  GenerationRequest r{f.tokenizer->encode("Number:"), sampled(11)};
+  r.grammar = grammar::Grammar::from_gbnf("root ::= [1-9] [0-9]{0,3}");
+  const std::vector<int> handles = gen.add_choices(r, 4);
+  while (!gen.idle()) gen.step({});
+  for (int h : handles) {
+    const GenerationResult out = *gen.take_result(h);
+    ASSERT_FALSE(out.text.empty());
+    EXPECT_LE(out.text.size(), 4u) << out.text;
+    EXPECT_NE(out.text[0], '0') << out.text;
+    for (char c : out.text) EXPECT_TRUE(c >= '0' && c <= '9') << out.text;
+    EXPECT_EQ(out.finish.kind, FinishReason::Kind::eos) << out.text;
+  }
+}
+
+TEST(ConstrainedGeneration, AGrammarNeedsAnEosToken) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 512);
+  Generator gen(*f.model, backend.kernels(), cache, *f.tokenizer, 512);
+  GenerationRequest r{f.tokenizer->encode("x"), sampled(1)};
+  r.params.eos_token_ids.clear();  // ignore_eos
+  r.grammar = grammar::json_object_grammar();
+  const std::string message = test::thrown_error([&] { gen.add(r); });
+  EXPECT_NE(message.find("a grammar needs an end-of-sequence token"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace glass
