@@ -97,6 +97,7 @@ TEST(StructuredOutput, BadConstraintsAre400sNamingTheParameter) {
       {R"("grammar": "root ::= [a-z")", "grammar"},
       {R"("grammar": "root ::= other")", "grammar"},
       {R"("grammar": "root ::= root \"a\"")", "grammar"},
+      {R"("grammar": "root ::= item\nitem ::= \"x\" item")", "grammar"},  // accepts nothing: item never ends
       {R"("grammar": 5)", "grammar"},
       {R"("grammar": "root ::= \"a\"", "response_format": {"type": "json_object"})", "grammar"},
       {R"("response_format": {"type": "json_object"}, "ignore_eos": true)", ""},
@@ -116,6 +117,10 @@ TEST(StructuredOutput, BadConstraintsAre400sNamingTheParameter) {
   const std::string message = r.json()["error"]["message"];
   EXPECT_NE(message.find("line 2"), std::string::npos) << message;
   EXPECT_NE(message.find("column"), std::string::npos) << message;
+  // A grammar that accepts nothing says so.
+  const HttpReply none = post_json(s, "/v1/completions", R"({"prompt": "x", "grammar": "root ::= item\nitem ::= \"x\" item"})");
+  ASSERT_EQ(none.status, 400) << none.body;
+  EXPECT_NE(none.json()["error"]["message"].get<std::string>().find("accepts nothing"), std::string::npos) << none.body;
   // The unsupported keyword is named.
   const HttpReply k = post_json(s, "/v1/chat/completions", chat_body("x", R"("response_format": {"type": "json_schema",
       "json_schema": {"name": "x", "schema": {"type": "string", "contentMediaType": "text/html"}}})"));
