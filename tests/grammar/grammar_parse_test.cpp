@@ -12,14 +12,8 @@
 namespace glass::grammar {
 namespace {
 
-bool accepts(const Grammar& g, std::string_view s) {
-  GrammarMatcher m(g);
-  return m.accept_bytes(s) && m.can_end();
-}
-bool viable(const Grammar& g, std::string_view s) {
-  GrammarMatcher m(g);
-  return m.accept_bytes(s);
-}
+using test::accepts;
+using test::viable;
 std::string error_of(std::string_view text) {
   try {
     (void)Grammar::from_gbnf(text);
