@@ -118,6 +118,8 @@ TEST(GrammarParse, SyntaxErrorsNameLineAndColumn) {
       {"  \n  ::= \"a\"", "line 2, column 3: expected a rule name"},
       {"root ::= \"\\uD800\"", "line 1, column 11: the escape is not a Unicode scalar value"},
       {"root ::= \"a\"\nroot ::= \"b\"", "line 2, column 1: rule 'root' is defined twice (first at line 1, column 1)"},
+      {"root ::= <[151645]>", "line 1, column 10: token references (<[id]>, <token>, !<...>) are not supported"},
+      {"root ::= (!<think>)*", "line 1, column 11: token references"},
   };
   for (const auto& c : cases) {
     std::string err = error_of(c.text);
