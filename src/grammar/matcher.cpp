@@ -79,19 +79,13 @@ class StateCache {
   // states are huge cannot make one mask take unbounded time.
   void set_work_budget(size_t budget) { work_limit_ = budget == SIZE_MAX ? SIZE_MAX : work_done_ + budget; }
 
-  // Cached masks of one vocabulary.
+  // Cached masks, per vocabulary (requests with different end tokens use different ones).
   const std::vector<uint64_t>* find_mask(uint64_t vocab, uint32_t s) {
-    if (vocab != mask_vocab_) return nullptr;
-    auto it = masks_.find(s);
+    auto it = masks_.find((vocab << 32) | s);
     return it == masks_.end() ? nullptr : &it->second;
   }
   void store_mask(uint64_t vocab, uint32_t s, const std::vector<uint64_t>& words) {
-    if (vocab != mask_vocab_) {
-      masks_.clear();
-      mask_bytes_ = 0;
-      mask_vocab_ = vocab;
-    }
-    if (masks_.emplace(s, words).second) mask_bytes_ += words.size() * 8 + 64;
+    if (masks_.emplace((vocab << 32) | s, words).second) mask_bytes_ += words.size() * 8 + 64;
   }
 
  private:
@@ -210,8 +204,7 @@ class StateCache {
   std::unordered_set<uint64_t> visited_;
   std::vector<uint32_t> out_;
   // masks
-  uint64_t mask_vocab_ = 0;
-  std::unordered_map<uint32_t, std::vector<uint64_t>> masks_;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> masks_;  // (vocabulary id << 32) | state
   size_t mask_bytes_ = 0;
 };
 
@@ -255,7 +248,7 @@ void apply_token_mask(const TokenMask& mask, std::span<float> logits) {
 TokenVocabulary::TokenVocabulary(std::vector<std::string> tokens, std::vector<int32_t> end_tokens,
                                  std::vector<int32_t> special)
     : tokens_(std::move(tokens)), kind_(tokens_.size(), 0) {
-  static std::atomic<uint64_t> next_id{1};
+  static std::atomic<uint32_t> next_id{1};  // a mask cache key: wraps after 4G vocabularies
   id_ = next_id.fetch_add(1);
   for (int32_t id : special)
     if (id >= 0 && static_cast<size_t>(id) < tokens_.size()) kind_[static_cast<size_t>(id)] = 1;

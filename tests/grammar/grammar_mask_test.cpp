@@ -153,6 +153,25 @@ TEST(GrammarMask, EndAndSpecialTokens) {
   EXPECT_TRUE(fork.can_accept_bytes("abc"));
 }
 
+// One grammar, two vocabularies (the same tokens, different end tokens): each matcher's
+// mask follows its own vocabulary, however the calls interleave.
+TEST(GrammarMask, VocabulariesShareAGrammar) {
+  Grammar g = Grammar::from_gbnf("root ::= \"a\"+");
+  std::vector<std::string> tokens = {"a", "aa", "<e1>", "<e2>"};
+  auto v1 = std::make_shared<const TokenVocabulary>(tokens, std::vector<int32_t>{2}, std::vector<int32_t>{3});
+  auto v2 = std::make_shared<const TokenVocabulary>(tokens, std::vector<int32_t>{3}, std::vector<int32_t>{2});
+  GrammarMatcher m1(g, v1), m2(g, v2);
+  for (int round = 0; round < 3; ++round) {
+    TokenMask a = m1.mask(), b = m2.mask();
+    EXPECT_EQ(a.allowed(2), round > 0);
+    EXPECT_FALSE(a.allowed(3));
+    EXPECT_EQ(b.allowed(3), round > 0);
+    EXPECT_FALSE(b.allowed(2));
+    ASSERT_TRUE(m1.accept_token(0));
+    ASSERT_TRUE(m2.accept_token(1));
+  }
+}
+
 TEST(GrammarMask, ApplyToLogits) {
   TokenMask mask;
   mask.size = 130;
