@@ -526,6 +526,7 @@ class Parser {
     check_left_recursion(nullable);
 
     auto g = std::make_shared<detail::CompiledGrammar>();
+    g->retire_states = limits_.retire_states;
     g->byte_sets = sets_;
     g->root = root;
     g->rule_alts.resize(n);

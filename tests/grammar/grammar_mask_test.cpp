@@ -172,6 +172,32 @@ TEST(GrammarMask, VocabulariesShareAGrammar) {
   }
 }
 
+// A grammar's shared cache is retired past its state limit: later matchers start a fresh
+// one; matchers already running keep theirs and stay correct.
+TEST(GrammarMask, StateCacheIsRetiredWhenLarge) {
+  GrammarLimits limits;
+  limits.retire_states = 40;
+  Grammar g = Grammar::from_gbnf("root ::= [a-z]{0,200}", limits);  // a new state per letter
+  GrammarMatcher old(g);
+  ASSERT_TRUE(old.accept_bytes(std::string(100, 'q')));
+  EXPECT_GT(old.cached_states(), 100u);
+  GrammarMatcher fresh(g);
+  EXPECT_LT(fresh.cached_states(), 5u);
+  GrammarMatcher copy = old;  // a copy keeps the old cache
+  EXPECT_GT(copy.cached_states(), 100u);
+  EXPECT_TRUE(old.accept_bytes(std::string(100, 'z')));
+  EXPECT_FALSE(old.accept_bytes("a"));
+  EXPECT_TRUE(old.can_end());
+  EXPECT_TRUE(fresh.accept_bytes(std::string(200, 'x')));
+  EXPECT_TRUE(copy.accept_bytes("abc"));
+  // Small caches are kept and shared.
+  Grammar small = Grammar::from_gbnf("root ::= \"ab\"");
+  GrammarMatcher s1(small);
+  ASSERT_TRUE(s1.accept_bytes("a"));
+  GrammarMatcher s2(small);
+  EXPECT_EQ(s2.cached_states(), s1.cached_states());
+}
+
 TEST(GrammarMask, ApplyToLogits) {
   TokenMask mask;
   mask.size = 130;
