@@ -130,6 +130,8 @@ std::string finish_sentence(const FinishReason& f, const Tokenizer& tok, const S
                      default_limit ? ", the default limit (as transformers; -n N for more)" : " (the -n limit)");
     case FinishReason::Kind::context:
       return str_cat("stopped: the context (", plural(context, "token", "tokens"), ") is full");
+    case FinishReason::Kind::grammar:
+      return "stopped: the grammar allowed no further token (it reached the matcher's limits; the output is cut short)";
   }
   return std::string(f.name());
 }

@@ -339,6 +339,8 @@ class Parser {
         std::string name = parse_name();
         count_elems(1);
         item = Seq{Elem{ElemKind::kRef, rule_id(name, item_start)}};
+      } else if (c == '<' || (c == '!' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '<')) {
+        error_at(pos_, "token references (<[id]>, <token>, !<...>) are not supported; match the token's text instead");
       } else {
         error_at(pos_, str_cat("expected a string, a character class, a rule name, '(' or '|', found ", found()));
       }
@@ -524,6 +526,7 @@ class Parser {
     check_left_recursion(nullable);
 
     auto g = std::make_shared<detail::CompiledGrammar>();
+    g->retire_states = limits_.retire_states;
     g->byte_sets = sets_;
     g->root = root;
     g->rule_alts.resize(n);

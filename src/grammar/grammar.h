@@ -53,6 +53,8 @@ struct GrammarLimits {
   int max_nesting = 200;                    // nested parentheses
   uint32_t max_repetition = 100000;         // m and n in {m,n}
   size_t max_elements = size_t{1} << 21;    // compiled size (elements of all rules)
+  // Matcher states a grammar's shared cache holds before new matchers start a fresh one.
+  size_t retire_states = size_t{1} << 20;
 };
 
 namespace detail {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,14 @@ struct CompiledGrammar {
   std::vector<std::vector<uint32_t>> rule_alts;  // start position of each alternative
   std::vector<std::string> rule_names;
   uint32_t root = 0;
-  // Matcher states reached so far (shared by every matcher of this grammar; locked).
-  std::unique_ptr<StateCache> cache;
+  // Matcher states reached so far, shared by the matchers of this grammar (each locks
+  // it). A new matcher takes the current one; once it holds more than
+  // kRetireStates states a new matcher starts a fresh one, and the old one lives on
+  // with the matchers that use it (so a long-lived grammar's memory stays bounded).
+  std::shared_ptr<StateCache> acquire_cache() const;
+  size_t retire_states = size_t{1} << 20;
+  mutable std::mutex cache_mu;
+  mutable std::shared_ptr<StateCache> cache;
 
   CompiledGrammar();
   ~CompiledGrammar();

@@ -30,8 +30,8 @@ class StateCache {
   static constexpr size_t kMaxClosure = size_t{1} << 20;      // work items of one transition
   static constexpr size_t kMaxStateStacks = 8192;             // stacks in one state
   static constexpr uint32_t kOutOfBudget = kUnknown - 1;      // step() when the work budget ran out
-  static constexpr size_t kMaxTables = 32768;                 // 256 x 4 bytes each
-  static constexpr size_t kMaxMaskBytes = size_t{96} << 20;  // cached masks
+  static constexpr size_t kMaxTables = 16384;                 // 256 x 4 bytes each
+  static constexpr size_t kMaxMaskBytes = size_t{48} << 20;  // cached masks
 
   explicit StateCache(const CompiledGrammar& g) : g_(g) {
     nodes_.push_back({0, 0});
@@ -44,6 +44,7 @@ class StateCache {
   std::mutex mu;
 
   uint32_t initial() const { return initial_; }
+  size_t state_count() const { return state_nodes_.size(); }
   bool can_end(uint32_t s) const { return s != 0 && !state_nodes_[s]->empty() && (*state_nodes_[s])[0] == 0; }
 
   // Frees the memoized tables when they grew past their budget (call with mu held, before
@@ -79,19 +80,13 @@ class StateCache {
   // states are huge cannot make one mask take unbounded time.
   void set_work_budget(size_t budget) { work_limit_ = budget == SIZE_MAX ? SIZE_MAX : work_done_ + budget; }
 
-  // Cached masks of one vocabulary.
+  // Cached masks, per vocabulary (requests with different end tokens use different ones).
   const std::vector<uint64_t>* find_mask(uint64_t vocab, uint32_t s) {
-    if (vocab != mask_vocab_) return nullptr;
-    auto it = masks_.find(s);
+    auto it = masks_.find((vocab << 32) | s);
     return it == masks_.end() ? nullptr : &it->second;
   }
   void store_mask(uint64_t vocab, uint32_t s, const std::vector<uint64_t>& words) {
-    if (vocab != mask_vocab_) {
-      masks_.clear();
-      mask_bytes_ = 0;
-      mask_vocab_ = vocab;
-    }
-    if (masks_.emplace(s, words).second) mask_bytes_ += words.size() * 8 + 64;
+    if (masks_.emplace((vocab << 32) | s, words).second) mask_bytes_ += words.size() * 8 + 64;
   }
 
  private:
@@ -210,16 +205,26 @@ class StateCache {
   std::unordered_set<uint64_t> visited_;
   std::vector<uint32_t> out_;
   // masks
-  uint64_t mask_vocab_ = 0;
-  std::unordered_map<uint32_t, std::vector<uint64_t>> masks_;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> masks_;  // (vocabulary id << 32) | state
   size_t mask_bytes_ = 0;
 };
 
 CompiledGrammar::CompiledGrammar() = default;
 CompiledGrammar::~CompiledGrammar() = default;
 
-void init_state_cache(CompiledGrammar& g) { g.cache = std::make_unique<StateCache>(g); }
+void init_state_cache(CompiledGrammar& g) { g.cache = std::make_shared<StateCache>(g); }
 bool initial_state_too_large(const CompiledGrammar& g) { return g.cache->initial() == 0; }
+
+std::shared_ptr<StateCache> CompiledGrammar::acquire_cache() const {
+  std::lock_guard<std::mutex> lock(cache_mu);
+  size_t states;
+  {
+    std::lock_guard<std::mutex> cache_lock(cache->mu);
+    states = cache->state_count();
+  }
+  if (states > retire_states) cache = std::make_shared<StateCache>(*this);
+  return cache;
+}
 
 }  // namespace detail
 
@@ -255,7 +260,7 @@ void apply_token_mask(const TokenMask& mask, std::span<float> logits) {
 TokenVocabulary::TokenVocabulary(std::vector<std::string> tokens, std::vector<int32_t> end_tokens,
                                  std::vector<int32_t> special)
     : tokens_(std::move(tokens)), kind_(tokens_.size(), 0) {
-  static std::atomic<uint64_t> next_id{1};
+  static std::atomic<uint32_t> next_id{1};  // a mask cache key: wraps after 4G vocabularies
   id_ = next_id.fetch_add(1);
   for (int32_t id : special)
     if (id >= 0 && static_cast<size_t>(id) < tokens_.size()) kind_[static_cast<size_t>(id)] = 1;
@@ -330,18 +335,23 @@ bool TokenVocabulary::is_special(int32_t id) const {
 // ---- GrammarMatcher ----
 
 GrammarMatcher::GrammarMatcher(Grammar grammar, std::shared_ptr<const TokenVocabulary> vocab)
-    : grammar_(std::move(grammar)), vocab_(std::move(vocab)) {
-  state_ = grammar_.impl_->cache->initial();
+    : grammar_(std::move(grammar)), vocab_(std::move(vocab)), cache_(grammar_.impl_->acquire_cache()) {
+  state_ = cache_->initial();
 }
 
 void GrammarMatcher::reset() {
-  state_ = grammar_.impl_->cache->initial();
+  state_ = cache_->initial();
   terminated_ = false;
+}
+
+size_t GrammarMatcher::cached_states() const {
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  return cache_->state_count();
 }
 
 bool GrammarMatcher::can_accept_bytes(std::string_view bytes) const {
   if (terminated_ || state_ == 0) return false;
-  auto& cache = *grammar_.impl_->cache;
+  auto& cache = *cache_;
   std::lock_guard<std::mutex> lock(cache.mu);
   cache.trim();
   uint32_t s = state_;
@@ -354,7 +364,7 @@ bool GrammarMatcher::can_accept_bytes(std::string_view bytes) const {
 
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   if (terminated_ || state_ == 0) return false;
-  auto& cache = *grammar_.impl_->cache;
+  auto& cache = *cache_;
   std::lock_guard<std::mutex> lock(cache.mu);
   cache.trim();
   uint32_t s = state_;
@@ -382,7 +392,7 @@ bool GrammarMatcher::accept_token(int32_t id) {
 
 bool GrammarMatcher::can_end() const {
   if (terminated_ || state_ == 0) return false;
-  auto& cache = *grammar_.impl_->cache;
+  auto& cache = *cache_;
   std::lock_guard<std::mutex> lock(cache.mu);  // other matchers may be adding states
   return cache.can_end(state_);
 }
@@ -401,7 +411,7 @@ void GrammarMatcher::fill_mask(TokenMask& mask) const {
   mask.size = v.size();
   mask.words.assign((v.size() + 63) / 64, 0);
   if (terminated_ || state_ == 0) return;
-  auto& cache = *grammar_.impl_->cache;
+  auto& cache = *cache_;
   std::lock_guard<std::mutex> lock(cache.mu);
   cache.trim();
   if (const auto* cached = cache.find_mask(v.id_, state_)) {

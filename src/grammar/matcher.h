@@ -31,7 +31,9 @@
 // the mask is a walk of the vocabulary trie with one table lookup per trie node,
 // skipping every subtree whose prefix is rejected; the mask of a state is also cached.
 // The cache is shared by all matchers of one Grammar and locked; one matcher must be used
-// by one thread at a time, different matchers may run on different threads.
+// by one thread at a time, different matchers may run on different threads. Past about a
+// million states, matchers made afterwards start a fresh cache (memory stays bounded for
+// a grammar that lives as long as the server); copies and forks keep their matcher's.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,10 @@ class Tokenizer;
 }
 
 namespace glass::grammar {
+
+namespace detail {
+class StateCache;
+}
 
 // Allowed token ids as a bitset: bit (id % 64) of words[id / 64].
 struct TokenMask {
@@ -136,12 +142,15 @@ class GrammarMatcher {
 
   const Grammar& grammar() const { return grammar_; }
   const std::shared_ptr<const TokenVocabulary>& vocabulary() const { return vocab_; }
-  // The interned state id (equal ids: equal states) — for tests and diagnostics.
+  // The interned state id (equal ids: equal states, within one state cache) and the
+  // number of states in the cache this matcher uses — for tests and diagnostics.
   uint32_t state_id() const { return state_; }
+  size_t cached_states() const;
 
  private:
   Grammar grammar_;
   std::shared_ptr<const TokenVocabulary> vocab_;
+  std::shared_ptr<detail::StateCache> cache_;  // the grammar's cache when this matcher began
   uint32_t state_ = 0;
   bool terminated_ = false;
 };

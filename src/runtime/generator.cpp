@@ -319,6 +319,12 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
     AllowedTokens allowed;
     if (s.matcher) {
       s.matcher->fill_mask(s.mask);
+      // The grammar leaves nothing to choose only past the matcher's limits (a hostile
+      // grammar): the sequence ends there, cut short, rather than fail the pass.
+      if (s.mask.count() == 0) {
+        finish(s, FinishReason::grammar());
+        continue;
+      }
       allowed = {s.mask.words, s.mask.size, "grammar"};
     }
     const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr, static_cast<size_t>(width),

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/json_fields.h"
+#include "grammar/json_schema.h"
 #include "runtime/tag_scan.h"
 
 namespace glass {
@@ -144,6 +145,43 @@ ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template) {
   } catch (const Error&) {
     return ToolCallFormat::none;
   }
+}
+
+std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools,
+                                  const std::vector<std::string>& allowed, bool parallel) {
+  if (format != ToolCallFormat::hermes)
+    fail("tool_choice: this model's tool-call format is none (its chat template does not ask for <tool_call> blocks; "
+         "--tool-call-parser hermes if it does write them): a call cannot be forced");
+  // Each call: the block with the function's name and its arguments, in the spacing
+  // Qwen's templates show the model (and the parser reads any spacing).
+  std::string calls, rules;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const nlohmann::ordered_json& function = tools[i]["function"];
+    const std::string name = function["name"].get<std::string>();
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) continue;
+    const std::string rule = str_cat("call-", i), args = str_cat("args-", i);
+    // A function without parameters takes an empty object (as OpenAI calls it).
+    nlohmann::ordered_json schema = {{"type", "object"},
+                                     {"properties", nlohmann::ordered_json::object()},
+                                     {"additionalProperties", false}};
+    if (auto it = function.find("parameters"); it != function.end() && !it->is_null()) schema = *it;
+    try {
+      rules += grammar::json_schema_rules(schema, args);
+    } catch (const Error& e) {
+      fail(str_cat("tools[", i, "].function.parameters: ", e.what()));
+    }
+    rules += rule + " ::= " + grammar::gbnf_quote(str_cat("<tool_call>\n{\"name\": ", nlohmann::ordered_json(name).dump(), ", \"arguments\": ")) +
+             " " + args + " " + grammar::gbnf_quote("}\n</tool_call>") + "\n";
+    calls += (calls.empty() ? "" : " | ") + rule;
+  }
+  if (calls.empty()) fail("tool_choice: no function of 'tools' may be called");
+  // A named function is called once; "required" may call several when parallel.
+  const bool several = parallel && allowed.empty();
+  std::string gbnf = "root ::= call" + std::string(several ? " (\"\\n\" call)*" : "") + "\n";
+  gbnf += "call ::= " + calls + "\n";
+  gbnf += rules;
+  gbnf += grammar::json_common_gbnf();
+  return gbnf;
 }
 
 }  // namespace glass

@@ -77,4 +77,14 @@ ToolCallFormat parse_tool_call_format(std::string_view name, const std::string& 
 // render a conversation with a tool.
 ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template);
 
+// A grammar (GBNF) whose every string is a reply of tool calls in `format` (hermes: the
+// <tool_call> blocks, one per line), each calling one of the functions of `tools` (an
+// OpenAI tools array) named in `allowed` (all when empty), with arguments valid against
+// that function's `parameters` schema (none: an empty object). One call or, when
+// `parallel` and `allowed` is empty (tool_choice "required"), several. For tool_choice "required" or a named function. Throws
+// glass::Error naming "tools[i].function.parameters" for a schema the grammar cannot
+// express, or for the format none.
+std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools,
+                                  const std::vector<std::string>& allowed, bool parallel);
+
 }  // namespace glass

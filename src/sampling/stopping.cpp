@@ -12,6 +12,7 @@ std::string_view FinishReason::name() const {
     case Kind::stop_string: return "stop_string";
     case Kind::length: return "length";
     case Kind::context: return "context";
+    case Kind::grammar: return "grammar";
   }
   return "?";
 }

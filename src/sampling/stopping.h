@@ -18,6 +18,7 @@ struct FinishReason {
     stop_string,  // the text produced a stop string (`stop_string`); it is not printed
     length,       // max_new_tokens were generated
     context,      // prompt + generated tokens fill the context length
+    grammar,      // the request's grammar allowed no token (a hostile grammar hit the matcher's limits)
   };
   Kind kind = Kind::length;
   int32_t token = -1;       // for eos
@@ -27,10 +28,12 @@ struct FinishReason {
   static FinishReason stop(std::string s) { return {Kind::stop_string, -1, std::move(s)}; }
   static FinishReason length() { return {Kind::length, -1, {}}; }
   static FinishReason context() { return {Kind::context, -1, {}}; }
+  static FinishReason grammar() { return {Kind::grammar, -1, {}}; }
 
-  // glass's own name: "eos", "stop_string", "length", "context".
+  // glass's own name: "eos", "stop_string", "length", "context", "grammar".
   std::string_view name() const;
-  // OpenAI's finish_reason: "stop" for eos and stop strings, "length" for the other two.
+  // OpenAI's finish_reason: "stop" for eos and stop strings, "length" for the others (the
+  // output is cut short).
   std::string_view openai_name() const;
   // For people: `eos (token 151645)`, `stop_string "\n\n"`, `length`, `context`.
   std::string describe() const;

@@ -115,22 +115,26 @@ void check_tools(const OJson& tools) {
   }
 }
 
-// tool_choice: "auto" (the default) and "none" are honoured; "required" and a named
-// function would need decoding constrained to a call, which glass does not do yet.
-// Returns whether tool calls are read out of the reply.
-bool parse_tool_choice(const OJson& body, const OJson& tools) {
-  const bool have_tools = !tools.is_null();
+// tool_choice: "auto" (the default: the model may call), "none" (no calls are read out),
+// "required" (the reply is one or more calls, decoding constrained to them) or a named
+// function (the reply is a call of it). Sets parse_tool_calls and forced_tools.
+void parse_tool_choice(const OJson& body, CompletionRequest& r) {
+  const bool have_tools = !r.tools.is_null();
+  r.parse_tool_calls = have_tools;
   const OJson* choice = field(body, "tool_choice");
-  if (choice == nullptr) return have_tools;
+  if (choice == nullptr) return;
   if (choice->is_string()) {
     const std::string& c = choice->get_ref<const std::string&>();
-    if (c == "none") return false;
-    if (c == "auto") return have_tools;
-    if (c == "required")
-      throw invalid_parameter("tool_choice", "tool_choice 'required' is not supported: glass cannot force a call without "
-                              "constrained decoding; use 'auto'", "unsupported_value");
-    throw invalid_parameter("tool_choice", str_cat("'tool_choice' must be 'none', 'auto', 'required' or a function; got '",
-                                                   text_excerpt(c), "'"));
+    if (c == "none") {
+      r.parse_tool_calls = false;
+    } else if (c == "required") {
+      if (!have_tools) throw invalid_parameter("tool_choice", "tool_choice 'required' needs 'tools' to call");
+      r.forced_tools = std::vector<std::string>{};
+    } else if (c != "auto") {
+      throw invalid_parameter("tool_choice", str_cat("'tool_choice' must be 'none', 'auto', 'required' or a function; got '",
+                                                     text_excerpt(c), "'"));
+    }
+    return;
   }
   if (!choice->is_object()) throw wrong_type("tool_choice", "a string or an object", *choice);
   const OJson* function = field(*choice, "function");
@@ -141,12 +145,11 @@ bool parse_tool_choice(const OJson& body, const OJson& tools) {
   const std::string& wanted = name->get_ref<const std::string&>();
   bool listed = false;
   if (have_tools)
-    for (const OJson& t : tools) listed = listed || t["function"]["name"] == wanted;
+    for (const OJson& t : r.tools) listed = listed || t["function"]["name"] == wanted;
   if (!listed)
     throw invalid_parameter("tool_choice", str_cat("'tool_choice' names the function '", text_excerpt(wanted),
                                                    "', which is not in 'tools'"));
-  throw invalid_parameter("tool_choice", "'tool_choice' naming a function is not supported: glass cannot force a call "
-                          "without constrained decoding; use 'auto'", "unsupported_value");
+  r.forced_tools = std::vector<std::string>{wanted};
 }
 
 OJson parse_messages(const OJson& body) {
@@ -309,13 +312,16 @@ CompletionRequest parse_completion_request(const std::string& text, Endpoint end
     r.messages = std::move(input.messages);
     r.tools = std::move(input.tools);
     r.chat_template_kwargs = std::move(input.chat_template_kwargs);
-    r.parse_tool_calls = parse_tool_choice(body, r.tools);
+    parse_tool_choice(body, r);
     r.parallel_tool_calls = bool_field(body, "parallel_tool_calls").value_or(true);
   } else {
     parse_prompt(body, r);
   }
   refuse_unsupported(body, endpoint);
   parse_constraint(body, r);
+  if (r.forced_tools && !r.grammar.empty())
+    throw invalid_parameter("tool_choice", str_cat("a forced tool call (tool_choice '", r.forced_tools->empty() ? "required" : "a function",
+                                                   "') and '", r.grammar_param, "' both constrain the reply; give one"));
 
   SamplingOverrides& s = r.sampling;
   s.temperature = number_field(body, "temperature", 0, 2);

@@ -36,6 +36,10 @@ struct CompletionRequest {
   // "none"), and whether more than the first is returned (parallel_tool_calls).
   bool parse_tool_calls = false;
   bool parallel_tool_calls = true;
+  // chat: tool_choice "required" (empty: any of the tools) or a named function: the reply
+  // is constrained to calls of these (the server builds the grammar for its model's
+  // tool-call format).
+  std::optional<std::vector<std::string>> forced_tools;
   // completions: the prompt as text, or as token ids.
   std::optional<std::string> prompt_text;
   std::vector<int32_t> prompt_ids;

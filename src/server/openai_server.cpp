@@ -225,6 +225,17 @@ struct OpenAIServer::Impl {
       SchedulerRequest sr;
       sr.generation.prompt = prompt;
       sr.generation.params = resolve_sampling(model.defaults, *request);
+      if (request->forced_tools) {
+        try {
+          request->grammar = forced_tool_call_gbnf(tool_call_format, request->tools, *request->forced_tools,
+                                                   request->parallel_tool_calls);
+        } catch (const Error& e) {
+          const std::string message = e.what();
+          throw invalid_parameter(message.starts_with("tools[") ? message.substr(0, message.find(':')) : "tool_choice",
+                                  message);
+        }
+        request->grammar_param = "tool_choice";
+      }
       if (!request->grammar.empty()) {
         try {
           sr.generation.grammar = grammars.get(request->grammar);

@@ -153,6 +153,51 @@ TEST(GrammarMask, EndAndSpecialTokens) {
   EXPECT_TRUE(fork.can_accept_bytes("abc"));
 }
 
+// One grammar, two vocabularies (the same tokens, different end tokens): each matcher's
+// mask follows its own vocabulary, however the calls interleave.
+TEST(GrammarMask, VocabulariesShareAGrammar) {
+  Grammar g = Grammar::from_gbnf("root ::= \"a\"+");
+  std::vector<std::string> tokens = {"a", "aa", "<e1>", "<e2>"};
+  auto v1 = std::make_shared<const TokenVocabulary>(tokens, std::vector<int32_t>{2}, std::vector<int32_t>{3});
+  auto v2 = std::make_shared<const TokenVocabulary>(tokens, std::vector<int32_t>{3}, std::vector<int32_t>{2});
+  GrammarMatcher m1(g, v1), m2(g, v2);
+  for (int round = 0; round < 3; ++round) {
+    TokenMask a = m1.mask(), b = m2.mask();
+    EXPECT_EQ(a.allowed(2), round > 0);
+    EXPECT_FALSE(a.allowed(3));
+    EXPECT_EQ(b.allowed(3), round > 0);
+    EXPECT_FALSE(b.allowed(2));
+    ASSERT_TRUE(m1.accept_token(0));
+    ASSERT_TRUE(m2.accept_token(1));
+  }
+}
+
+// A grammar's shared cache is retired past its state limit: later matchers start a fresh
+// one; matchers already running keep theirs and stay correct.
+TEST(GrammarMask, StateCacheIsRetiredWhenLarge) {
+  GrammarLimits limits;
+  limits.retire_states = 40;
+  Grammar g = Grammar::from_gbnf("root ::= [a-z]{0,200}", limits);  // a new state per letter
+  GrammarMatcher old(g);
+  ASSERT_TRUE(old.accept_bytes(std::string(100, 'q')));
+  EXPECT_GT(old.cached_states(), 100u);
+  GrammarMatcher fresh(g);
+  EXPECT_LT(fresh.cached_states(), 5u);
+  GrammarMatcher copy = old;  // a copy keeps the old cache
+  EXPECT_GT(copy.cached_states(), 100u);
+  EXPECT_TRUE(old.accept_bytes(std::string(100, 'z')));
+  EXPECT_FALSE(old.accept_bytes("a"));
+  EXPECT_TRUE(old.can_end());
+  EXPECT_TRUE(fresh.accept_bytes(std::string(200, 'x')));
+  EXPECT_TRUE(copy.accept_bytes("abc"));
+  // Small caches are kept and shared.
+  Grammar small = Grammar::from_gbnf("root ::= \"ab\"");
+  GrammarMatcher s1(small);
+  ASSERT_TRUE(s1.accept_bytes("a"));
+  GrammarMatcher s2(small);
+  EXPECT_EQ(s2.cached_states(), s1.cached_states());
+}
+
 TEST(GrammarMask, ApplyToLogits) {
   TokenMask mask;
   mask.size = 130;

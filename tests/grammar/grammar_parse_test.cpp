@@ -12,14 +12,8 @@
 namespace glass::grammar {
 namespace {
 
-bool accepts(const Grammar& g, std::string_view s) {
-  GrammarMatcher m(g);
-  return m.accept_bytes(s) && m.can_end();
-}
-bool viable(const Grammar& g, std::string_view s) {
-  GrammarMatcher m(g);
-  return m.accept_bytes(s);
-}
+using test::accepts;
+using test::viable;
 std::string error_of(std::string_view text) {
   try {
     (void)Grammar::from_gbnf(text);
@@ -124,6 +118,8 @@ TEST(GrammarParse, SyntaxErrorsNameLineAndColumn) {
       {"  \n  ::= \"a\"", "line 2, column 3: expected a rule name"},
       {"root ::= \"\\uD800\"", "line 1, column 11: the escape is not a Unicode scalar value"},
       {"root ::= \"a\"\nroot ::= \"b\"", "line 2, column 1: rule 'root' is defined twice (first at line 1, column 1)"},
+      {"root ::= <[151645]>", "line 1, column 10: token references (<[id]>, <token>, !<...>) are not supported"},
+      {"root ::= (!<think>)*", "line 1, column 11: token references"},
   };
   for (const auto& c : cases) {
     std::string err = error_of(c.text);

@@ -14,8 +14,19 @@
 
 #include "grammar/grammar.h"
 #include "grammar/grammar_internal.h"
+#include "grammar/matcher.h"
 
 namespace glass::grammar::test {
+
+// The whole text is in the language / is a viable prefix.
+inline bool accepts(const Grammar& g, std::string_view s) {
+  GrammarMatcher m(g);
+  return m.accept_bytes(s) && m.can_end();
+}
+inline bool viable(const Grammar& g, std::string_view s) {
+  GrammarMatcher m(g);
+  return m.accept_bytes(s);
+}
 
 inline std::string read_data(const std::string& name) {
   std::ifstream f(std::string(GLASS_GRAMMAR_TEST_DATA) + "/" + name, std::ios::binary);

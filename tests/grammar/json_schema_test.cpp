@@ -124,10 +124,7 @@ bool validate(const OrderedJson& v, const OrderedJson& s, const OrderedJson& roo
   return true;
 }
 
-bool accepts(const Grammar& g, std::string_view text) {
-  GrammarMatcher m(g);
-  return m.accept_bytes(text) && m.can_end();
-}
+using test::accepts;
 
 // Strict schemas (additionalProperties false, as OpenAI's strict mode asks), with no
 // bounds on non-integer numbers beyond the sign: for these the grammar's language is

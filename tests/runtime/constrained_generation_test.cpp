@@ -172,5 +172,24 @@ TEST(ConstrainedGeneration, AGrammarNeedsAnEosToken) {
   EXPECT_NE(message.find("a grammar needs an end-of-sequence token"), std::string::npos) << message;
 }
 
+// A hostile grammar whose first byte leads to a state past the matcher's limits leaves
+// no token to choose: the sequence ends there, cut short, instead of failing the pass.
+TEST(ConstrainedGeneration, AGrammarThatAllowsNothingEndsTheSequence) {
+  Fixture f;
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 512);
+  GenerationRequest hostile{f.tokenizer->encode("x"), sampled(1)};
+  hostile.grammar = grammar::Grammar::from_gbnf(R"(root ::= "b" ("a"?){0,100000} "b")");
+  GenerationRequest fine{f.tokenizer->encode("y"), sampled(2)};
+  fine.grammar = grammar::Grammar::from_gbnf(R"(root ::= "ok")");
+  const auto results = Generator::run_all(*f.model, backend.kernels(), cache, *f.tokenizer, 512, {hostile, fine});
+  EXPECT_EQ(results[0].finish.kind, FinishReason::Kind::grammar);
+  EXPECT_EQ(results[0].finish.openai_name(), "length");
+  EXPECT_TRUE(results[0].tokens.empty());
+  // The other sequence of the batch is not disturbed.
+  EXPECT_EQ(results[1].text, "ok");
+  EXPECT_EQ(results[1].finish.kind, FinishReason::Kind::eos);
+}
+
 }  // namespace
 }  // namespace glass

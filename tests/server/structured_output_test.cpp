@@ -4,6 +4,7 @@
 // naming the parameter.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "server_harness.h"
@@ -117,6 +118,7 @@ TEST(StructuredOutput, BadConstraintsAre400sNamingTheParameter) {
       {R"("grammar": "root ::= [a-z")", "grammar"},
       {R"("grammar": "root ::= other")", "grammar"},
       {R"("grammar": "root ::= root \"a\"")", "grammar"},
+      {R"("grammar": "root ::= item\nitem ::= \"x\" item")", "grammar"},  // accepts nothing: item never ends
       {R"("grammar": 5)", "grammar"},
       {R"("grammar": "root ::= \"a\"", "response_format": {"type": "json_object"})", "grammar"},
       {R"("response_format": {"type": "json_object"}, "ignore_eos": true)", ""},
@@ -136,10 +138,112 @@ TEST(StructuredOutput, BadConstraintsAre400sNamingTheParameter) {
   const std::string message = r.json()["error"]["message"];
   EXPECT_NE(message.find("line 2"), std::string::npos) << message;
   EXPECT_NE(message.find("column"), std::string::npos) << message;
+  // A grammar that accepts nothing says so.
+  const HttpReply none = post_json(s, "/v1/completions", R"({"prompt": "x", "grammar": "root ::= item\nitem ::= \"x\" item"})");
+  ASSERT_EQ(none.status, 400) << none.body;
+  EXPECT_NE(none.json()["error"]["message"].get<std::string>().find("accepts nothing"), std::string::npos) << none.body;
   // The unsupported keyword is named.
   const HttpReply k = post_json(s, "/v1/chat/completions", chat_body("x", R"("response_format": {"type": "json_schema",
       "json_schema": {"name": "x", "schema": {"type": "string", "contentMediaType": "text/html"}}})"));
   EXPECT_NE(k.json()["error"]["message"].get<std::string>().find("contentMediaType"), std::string::npos) << k.body;
+}
+
+const std::string kForcedTools = R"("tools": [{"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20},
+    "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}},
+    {"type": "function", "function": {"name": "get_time"}}])";
+
+// The arguments of a call, checked against the tools' schemas by hand.
+void expect_valid_call(const OJson& call, const std::string& only_name = "") {
+  ASSERT_EQ(call["type"], "function") << call.dump();
+  const std::string name = call["function"]["name"];
+  if (!only_name.empty()) {
+    EXPECT_EQ(name, only_name);
+  }
+  OJson args;
+  ASSERT_NO_THROW(args = OJson::parse(call["function"]["arguments"].get<std::string>())) << call.dump();
+  ASSERT_TRUE(args.is_object()) << call.dump();
+  if (name == "get_time") {
+    EXPECT_TRUE(args.empty()) << call.dump();
+    return;
+  }
+  ASSERT_EQ(name, "get_weather");
+  ASSERT_TRUE(args.contains("city")) << call.dump();
+  for (const auto& [key, value] : args.items()) {
+    if (key == "city") {
+      EXPECT_TRUE(value.is_string()) << call.dump();
+    } else {
+      EXPECT_EQ(key, "unit") << call.dump();
+      EXPECT_TRUE(value == "celsius" || value == "fahrenheit") << call.dump();
+    }
+  }
+}
+
+// The demo model's random weights never write a call by themselves; forced, every reply
+// that ends is one.
+TEST(StructuredOutput, ToolChoiceRequiredAndNamedAlwaysGiveValidCalls) {
+  TestServer s(demo_model_dir());
+  int finished = 0;
+  for (int seed = 1; seed <= 10; ++seed) {
+    const bool named = seed % 2 == 0;
+    const std::string choice = named ? R"("tool_choice": {"type": "function", "function": {"name": "get_weather"}})"
+                                     : R"("tool_choice": "required")";
+    const HttpReply r = post_json(s, "/v1/chat/completions",
+                                  chat_body("Weather in Paris?", kForcedTools + ", " + choice +
+                                                                     str_cat(R"(, "max_tokens": 300, "temperature": 1, "seed": )", seed)));
+    ASSERT_EQ(r.status, 200) << r.body;
+    const OJson c = r.json()["choices"][0];
+    if (c["finish_reason"] == "length") continue;
+    ++finished;
+    EXPECT_EQ(c["finish_reason"], "tool_calls") << r.body;
+    ASSERT_TRUE(c["message"]["tool_calls"].is_array()) << r.body;
+    ASSERT_FALSE(c["message"]["tool_calls"].empty()) << r.body;
+    EXPECT_TRUE(c["message"]["content"].is_null() || c["message"]["content"] == "") << r.body;
+    if (named) {
+      EXPECT_EQ(c["message"]["tool_calls"].size(), 1u) << r.body;
+    }
+    for (const OJson& call : c["message"]["tool_calls"]) expect_valid_call(call, named ? "get_weather" : "");
+  }
+  EXPECT_GE(finished, 8);
+}
+
+TEST(StructuredOutput, AForcedCallStreamsAndParallelFalseGivesOne) {
+  TestServer s(demo_model_dir());
+  const HttpReply r = post_json(s, "/v1/chat/completions",
+                                chat_body("Time?", kForcedTools + R"(, "tool_choice": "required", "parallel_tool_calls": false,
+                                          "stream": true, "max_tokens": 300, "seed": 3)"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::map<int64_t, OJson> calls;  // by index: name, then arguments in pieces
+  std::string finish;
+  for (const std::string& data : sse_data(r.body)) {
+    if (data == "[DONE]") continue;
+    const OJson chunk = OJson::parse(data);
+    if (chunk["choices"].empty()) continue;
+    const OJson& c = chunk["choices"][0];
+    if (c["finish_reason"].is_string()) finish = c["finish_reason"];
+    if (!c["delta"].contains("tool_calls")) continue;
+    for (const OJson& d : c["delta"]["tool_calls"]) {
+      OJson& call = calls[d["index"].get<int64_t>()];
+      if (d.contains("id")) call["id"] = d["id"], call["type"] = d["type"];
+      if (d["function"].contains("name")) call["function"]["name"] = d["function"]["name"];
+      if (d["function"].contains("arguments"))
+        call["function"]["arguments"] =
+            call["function"].value("arguments", std::string()) + d["function"]["arguments"].get<std::string>();
+    }
+  }
+  ASSERT_EQ(finish, "tool_calls") << r.body;
+  ASSERT_EQ(calls.size(), 1u) << r.body;
+  expect_valid_call(calls.begin()->second);
+}
+
+TEST(StructuredOutput, ForcedCallsOfBadToolsAre400s) {
+  TestServer s(demo_model_dir());
+  const HttpReply r = post_json(s, "/v1/chat/completions", chat_body("x", R"("tools": [{"type": "function", "function":
+      {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "contentEncoding": "base64"}}}}}],
+      "tool_choice": "required")"));
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["param"], "tools[0].function.parameters") << r.body;
+  EXPECT_NE(r.json()["error"]["message"].get<std::string>().find("contentEncoding"), std::string::npos) << r.body;
 }
 
 }  // namespace

@@ -299,9 +299,8 @@ TEST(ToolCallRequests, BadToolsAndToolChoiceAre400NamingTheParameter) {
       {R"("tools": [{"type": "function"}])", "tools[0].function"},
       {R"("tools": [{"type": "retrieval", "function": {"name": "f"}}])", "tools[0].type"},
       {R"("tools": [1])", "tools[0]"},
-      {kTools + R"(, "tool_choice": "required")", "tool_choice"},
-      {kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}})", "tool_choice"},
       {kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "absent"}})", "tool_choice"},
+      {kTools + R"(, "tool_choice": "required", "response_format": {"type": "json_object"})", "tool_choice"},
       {kTools + R"(, "tool_choice": "sometimes")", "tool_choice"},
       {kTools + R"(, "tool_choice": 1)", "tool_choice"},
       {kTools + R"(, "tool_choice": {"type": "function"})", "tool_choice"},
@@ -317,12 +316,23 @@ TEST(ToolCallRequests, BadToolsAndToolChoiceAre400NamingTheParameter) {
     EXPECT_NE(std::string(e.what()).find(param), std::string::npos) << e.what();
   }
   // What is refused says why.
-  EXPECT_NE(std::string(error_of(body(kTools + R"(, "tool_choice": "required")")).what()).find("constrained decoding"),
-            std::string::npos);
   EXPECT_NE(std::string(error_of(body(kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "absent"}})"))
                             .what())
                 .find("'absent', which is not in 'tools'"),
             std::string::npos);
+}
+
+TEST(ToolCallRequests, RequiredAndANamedFunctionForceCalls) {
+  const CompletionRequest required = parse_completion_request(body(kTools + R"(, "tool_choice": "required")"),
+                                                              Endpoint::chat_completions);
+  ASSERT_TRUE(required.forced_tools.has_value());
+  EXPECT_TRUE(required.forced_tools->empty());  // any of the tools
+  EXPECT_TRUE(required.parse_tool_calls);
+  const CompletionRequest named = parse_completion_request(
+      body(kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}})"), Endpoint::chat_completions);
+  EXPECT_EQ(named.forced_tools, std::vector<std::string>{"get_time"});
+  const CompletionRequest automatic = parse_completion_request(body(kTools), Endpoint::chat_completions);
+  EXPECT_FALSE(automatic.forced_tools.has_value());
 }
 
 TEST(ToolCallRequests, AnAssistantsToolCallsMustBeCalls) {
@@ -445,10 +455,11 @@ TEST(ToolCallServer, AModelsCallReachesTheClient) {
     EXPECT_EQ(raw["message"]["content"], kReplyText) << fields;
     EXPECT_EQ(raw["finish_reason"], "stop");
   }
-  // What cannot be honoured is refused over HTTP too.
-  const HttpReply required = post_json(s, "/v1/chat/completions", body(kTools + R"(, "tool_choice": "required")"));
-  EXPECT_EQ(required.status, 400);
-  EXPECT_EQ(required.json()["error"]["param"], "tool_choice");
+  // What is refused is refused over HTTP too.
+  const HttpReply absent = post_json(
+      s, "/v1/chat/completions", body(kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "absent"}})"));
+  EXPECT_EQ(absent.status, 400);
+  EXPECT_EQ(absent.json()["error"]["param"], "tool_choice");
 
   // The next step of the conversation: the call and its result go back in.
   const std::string next_step = R"({"tools": [{"type": "function", "function": {"name": "get_weather"}}], "messages": [

@@ -1,43 +1,22 @@
 // glass serve through the official openai npm client, over loopback, on the demo model
 // (random weights: the text is meaningless, but it is deterministic for greedy decoding
 // and fixed seeds). GLASS_BINARY and GLASS_MODEL come from CTest.
-import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { MODEL, startGlass } from './serve_helper.mjs';
 
-const MODEL = 'demo';
-let server;
+let glass;
 let client;
 let baseURL;
-let serverLog = '';
 
 before(async () => {
-  const binary = process.env.GLASS_BINARY;
-  const modelDir = process.env.GLASS_MODEL;
-  assert.ok(binary && modelDir, 'GLASS_BINARY and GLASS_MODEL must be set');
-  server = spawn(binary, ['serve', '-m', modelDir, '--model-name', MODEL, '--port', '0', '--parallel', '16',
-                          '--threads', '2', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`glass serve did not start:\n${serverLog}`)), 30000);
-    server.stderr.on('data', (d) => {
-      serverLog += d;
-      const m = serverLog.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    server.on('exit', (code) => reject(new Error(`glass serve exited with ${code}:\n${serverLog}`)));
-  });
-  baseURL = `http://127.0.0.1:${port}`;
+  glass = await startGlass();
+  baseURL = glass.baseURL;
   client = new OpenAI({ baseURL: `${baseURL}/v1`, apiKey: 'not-checked', maxRetries: 0, timeout: 60000 });
 });
 
-after(async () => {
-  if (!server || server.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
-  server.kill('SIGTERM');
-  const { code } = await exited;
-  assert.equal(code, 0, `glass serve should stop cleanly on SIGTERM:\n${serverLog}`);
-});
+after(async () => glass?.stop());
 
 const health = async () => (await fetch(`${baseURL}/health`)).json();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

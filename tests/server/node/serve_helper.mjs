@@ -1,0 +1,78 @@
+// Shared by the node tests: starts `glass serve` on the demo model (GLASS_BINARY and
+// GLASS_MODEL come from CTest) on a free loopback port, stops it and checks it stopped
+// cleanly; the tools and the JSON Schema validator the tool-call and structured-output
+// tests share.
+import { spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import Ajv from 'ajv';
+
+export const MODEL = 'demo';
+
+// Starts the server; resolves to { baseURL, stop, log }. stop() sends SIGTERM and asserts
+// exit code 0.
+export async function startGlass() {
+  const binary = process.env.GLASS_BINARY;
+  const modelDir = process.env.GLASS_MODEL;
+  assert.ok(binary && modelDir, 'GLASS_BINARY and GLASS_MODEL must be set');
+  const server = spawn(binary, ['serve', '-m', modelDir, '--model-name', MODEL, '--port', '0', '--parallel', '16',
+                                '--threads', '2', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`glass serve did not start:\n${log}`)), 30000);
+    server.stderr.on('data', (d) => {
+      log += d;
+      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    server.on('exit', (code) => reject(new Error(`glass serve exited with ${code}:\n${log}`)));
+  });
+  const stop = async () => {
+    if (server.exitCode !== null) return;
+    const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
+    server.kill('SIGTERM');
+    const { code } = await exited;
+    assert.equal(code, 0, `glass serve should stop cleanly on SIGTERM:\n${log}`);
+  };
+  return { baseURL: `http://127.0.0.1:${port}`, stop, log: () => log };
+}
+
+// ajv in strict mode refuses unknown keywords, so a typo in a test schema is an error
+// rather than a constraint nobody checks.
+export const ajv = new Ajv({ strict: true, allErrors: true });
+
+// Asserts that `value` validates against `schema` (compiled once per schema object).
+const compiled = new WeakMap();
+export function assertValid(schema, value, what) {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  assert.ok(validate(value), `${what}: ${JSON.stringify(value)} does not validate: ${ajv.errorsText(validate.errors)}`);
+}
+
+// Two tools as applications describe them: one with constrained parameters, one without.
+export const weatherParameters = {
+  type: 'object',
+  properties: {
+    city: { type: 'string', maxLength: 20 },
+    unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+  },
+  required: ['city'],
+  additionalProperties: false,
+};
+// A function without parameters takes {}.
+export const timeParameters = { type: 'object', properties: {}, additionalProperties: false };
+
+export const openaiTools = [
+  { type: 'function', function: { name: 'get_weather', description: 'The weather in a city',
+                                   parameters: weatherParameters } },
+  { type: 'function', function: { name: 'get_time', description: 'The time now' } },
+];
+export const parametersOf = { get_weather: weatherParameters, get_time: timeParameters };
+
+// The tools, "run" by the test.
+export const runTool = {
+  get_weather: ({ city, unit = 'celsius' }) => ({ city, unit, temperature: unit === 'celsius' ? 21 : 70 }),
+  get_time: () => ({ time: '12:00' }),
+};
