@@ -16,11 +16,11 @@ namespace {
 
 // A tiny random model with the Qwen2.5 tokenizer (random weights: left alone, it would
 // never write JSON).
-struct Fixture {
+struct QwenVocabularyModel {
   test::TempDir dir;
   std::unique_ptr<DecoderModel> model;
   std::unique_ptr<Tokenizer> tokenizer;
-  Fixture() {
+  QwenVocabularyModel() {
     ModelConfig c = test::tiny_config();
     c.vocab_size = 151936;
     c.max_position_embeddings = 512;
@@ -90,7 +90,7 @@ SamplingParams sampled(uint64_t seed) {
 }
 
 TEST(ConstrainedGeneration, EveryOutputThatEndsIsValidAgainstTheSchema) {
-  Fixture f;
+  QwenVocabularyModel f;
   Backend backend("cpu", 1);
   const grammar::Grammar g = grammar::json_schema_grammar(std::string_view(kSchema));
   const std::vector<int32_t> prompt = f.tokenizer->encode("Weather as JSON:");
@@ -112,7 +112,7 @@ TEST(ConstrainedGeneration, EveryOutputThatEndsIsValidAgainstTheSchema) {
 }
 
 TEST(ConstrainedGeneration, TheMaskIsAStageBeforeTheProcessors) {
-  Fixture f;
+  QwenVocabularyModel f;
   Backend backend("cpu", 1);
   KVCache cache(f.model->config(), KVType::F32, 512);
   GenerationRequest r{f.tokenizer->encode("Answer:"), sampled(3)};
@@ -142,7 +142,7 @@ TEST(ConstrainedGeneration, TheMaskIsAStageBeforeTheProcessors) {
 }
 
 TEST(ConstrainedGeneration, EachChoiceFollowsTheGrammar) {
-  Fixture f;
+  QwenVocabularyModel f;
   Backend backend("cpu", 1);
   KVCache cache(f.model->config(), KVType::F32, 4 * 512);
   Generator gen(*f.model, backend.kernels(), cache, *f.tokenizer, 512);
@@ -161,7 +161,7 @@ TEST(ConstrainedGeneration, EachChoiceFollowsTheGrammar) {
 }
 
 TEST(ConstrainedGeneration, AGrammarNeedsAnEosToken) {
-  Fixture f;
+  QwenVocabularyModel f;
   Backend backend("cpu", 1);
   KVCache cache(f.model->config(), KVType::F32, 512);
   Generator gen(*f.model, backend.kernels(), cache, *f.tokenizer, 512);
@@ -175,7 +175,7 @@ TEST(ConstrainedGeneration, AGrammarNeedsAnEosToken) {
 // A hostile grammar whose first byte leads to a state past the matcher's limits leaves
 // no token to choose: the sequence ends there, cut short, instead of failing the pass.
 TEST(ConstrainedGeneration, AGrammarThatAllowsNothingEndsTheSequence) {
-  Fixture f;
+  QwenVocabularyModel f;
   Backend backend("cpu", 1);
   KVCache cache(f.model->config(), KVType::F32, 512);
   GenerationRequest hostile{f.tokenizer->encode("x"), sampled(1)};
