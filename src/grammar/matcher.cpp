@@ -349,29 +349,24 @@ size_t GrammarMatcher::cached_states() const {
   return cache_->state_count();
 }
 
-bool GrammarMatcher::can_accept_bytes(std::string_view bytes) const {
-  if (terminated_ || state_ == 0) return false;
+uint32_t GrammarMatcher::state_after(std::string_view bytes) const {
+  if (terminated_ || state_ == 0) return 0;
   auto& cache = *cache_;
   std::lock_guard<std::mutex> lock(cache.mu);
   cache.trim();
   uint32_t s = state_;
   for (char c : bytes) {
     s = cache.step(s, static_cast<uint8_t>(c));
-    if (s == 0) return false;
+    if (s == 0) return 0;
   }
-  return true;
+  return s;
 }
 
+bool GrammarMatcher::can_accept_bytes(std::string_view bytes) const { return state_after(bytes) != 0; }
+
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {
-  if (terminated_ || state_ == 0) return false;
-  auto& cache = *cache_;
-  std::lock_guard<std::mutex> lock(cache.mu);
-  cache.trim();
-  uint32_t s = state_;
-  for (char c : bytes) {
-    s = cache.step(s, static_cast<uint8_t>(c));
-    if (s == 0) return false;
-  }
+  const uint32_t s = state_after(bytes);
+  if (s == 0) return false;
   state_ = s;
   return true;
 }

@@ -148,6 +148,8 @@ class GrammarMatcher {
   size_t cached_states() const;
 
  private:
+  // The state `bytes` lead to from here; 0 when they are refused (or nothing is accepted).
+  uint32_t state_after(std::string_view bytes) const;
   Grammar grammar_;
   std::shared_ptr<const TokenVocabulary> vocab_;
   std::shared_ptr<detail::StateCache> cache_;  // the grammar's cache when this matcher began
