@@ -240,6 +240,9 @@ Command add_trace_command(CLI::App& app) {
               table.width = o->width > 0 ? static_cast<size_t>(o->width) : table_width();
               print_trace_table(report, std::cout, table);
             }
+            std::cout.flush();
+            std::cerr << "glass: traced " << prompt_ids.size() << (prompt_ids.size() == 1 ? " position" : " positions")
+                      << "; " << session.summary() << "\n";
             return 0;
           }};
 }
