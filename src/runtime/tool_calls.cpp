@@ -165,6 +165,9 @@ std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered
                                      {"properties", nlohmann::ordered_json::object()},
                                      {"additionalProperties", false}};
     if (auto it = function.find("parameters"); it != function.end() && !it->is_null()) schema = *it;
+    if (schema.is_object() && schema.contains("type") && schema["type"] != "object")
+      fail(str_cat("tools[", i, "].function.parameters: must describe an object (the call's arguments), not type ",
+                   schema["type"].dump()));
     try {
       rules += grammar::json_schema_rules(schema, args);
     } catch (const Error& e) {
@@ -182,6 +185,67 @@ std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered
   gbnf += rules;
   gbnf += grammar::json_common_gbnf();
   return gbnf;
+}
+
+std::vector<ToolCallPart> ForcedToolCallReader::feed(std::string_view text) {
+  static constexpr std::string_view kHead = "<tool_call>\n{\"name\": ";
+  static constexpr std::string_view kArgs = ", \"arguments\": ";
+  static constexpr std::string_view kClose = "}\n</tool_call>";
+  std::vector<ToolCallPart> parts;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (state_ == State::kHeader) {
+      if (held_.empty() && c == '\n' && calls_ > 0) continue;  // the newline between blocks
+      held_ += c;
+      if (held_.size() <= kHead.size()) {
+        if (kHead.substr(0, held_.size()) != held_) fail("forced tool call: the reply does not start a <tool_call> block");
+        continue;
+      }
+      if (!held_.ends_with(kArgs)) continue;
+      // The name: a JSON string (a name holding ", \"arguments\": " parses too, as a whole).
+      const std::string quoted = held_.substr(kHead.size(), held_.size() - kHead.size() - kArgs.size());
+      nlohmann::ordered_json name;
+      try {
+        name = nlohmann::ordered_json::parse(quoted);
+      } catch (const std::exception&) {
+        continue;  // the ", \"arguments\": " was inside the name
+      }
+      if (!name.is_string()) fail("forced tool call: the name is not a string");
+      parts.push_back({calls_, true, name.get<std::string>(), ""});
+      held_.clear();
+      state_ = State::kArguments;
+      depth_ = 0;
+      in_string_ = escaped_ = false;
+    } else if (state_ == State::kArguments) {
+      if (in_string_) {
+        if (escaped_) escaped_ = false;
+        else if (c == '\\') escaped_ = true;
+        else if (c == '"') in_string_ = false;
+      } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        continue;  // whitespace between JSON tokens: left out, as a compact dump does
+      } else if (c == '"') {
+        in_string_ = true;
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else if (c == '}' || c == ']') {
+        --depth_;
+      }
+      if (parts.empty() || parts.back().call != calls_ || parts.back().first) parts.push_back({calls_, false, "", ""});
+      parts.back().arguments += c;
+      if (depth_ == 0 && !in_string_) state_ = State::kClosing;
+    } else {
+      // The schema's grammar may end the arguments with whitespace.
+      if (held_.empty() && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) continue;
+      held_ += c;
+      if (kClose.substr(0, held_.size()) != held_) fail("forced tool call: the arguments are not followed by the block's end");
+      if (held_.size() == kClose.size()) {
+        held_.clear();
+        ++calls_;
+        state_ = State::kHeader;
+      }
+    }
+  }
+  return parts;
 }
 
 }  // namespace glass

@@ -87,4 +87,33 @@ ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template);
 std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools,
                                   const std::vector<std::string>& allowed, bool parallel);
 
+// A piece of a call as a reply streams: the call's number, and on its first piece its
+// name; then pieces of its arguments (compact JSON: the model's whitespace outside
+// strings left out), which joined make the whole arguments.
+struct ToolCallPart {
+  size_t call = 0;
+  bool first = false;
+  std::string name;       // on the first piece
+  std::string arguments;  // this piece of the arguments ("" on a first piece before any)
+};
+
+// Reads the reply of a forced call (one written under forced_tool_call_gbnf's grammar, so
+// exactly `<tool_call>\n{"name": NAME, "arguments": {...}}\n</tool_call>` blocks, a newline
+// apart) as it streams: the name as soon as it is complete, the arguments piece by piece
+// as they are generated, which a free-form reply cannot do (its block may turn out not to
+// be a call). Anything off that shape (the grammar was not applied) throws glass::Error.
+class ForcedToolCallReader {
+ public:
+  std::vector<ToolCallPart> feed(std::string_view text);
+  size_t calls_started() const { return calls_; }
+
+ private:
+  enum class State { kHeader, kArguments, kClosing };
+  State state_ = State::kHeader;
+  std::string held_;  // kHeader: the block's text so far; kClosing: the text after the arguments
+  size_t calls_ = 0;
+  int depth_ = 0;  // of braces and brackets in the arguments, outside strings
+  bool in_string_ = false, escaped_ = false;
+};
+
 }  // namespace glass

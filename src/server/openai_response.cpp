@@ -32,12 +32,25 @@ ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokeniz
   splitter_ = reasoning_splitter_for(tokenizer_, prompt_);
   if (request_.parse_tool_calls && tool_call_format == ToolCallFormat::hermes) {
     if (tool_call_ids_ == nullptr) fail("ResponseBuilder: reading tool calls needs tool_call_ids to name them");
-    tool_parser_.emplace();
+    if (request_.forced_tools) forced_reader_.emplace();
+    else tool_parser_.emplace();
   }
 }
 
 ResponseBuilder::ReplyPieces ResponseBuilder::take_calls(ReasoningPieces pieces, bool last) {
   ReplyPieces out{std::move(pieces.reasoning), std::move(pieces.content), {}};
+  if (forced_reader_) {
+    // The grammar made the reply calls only: every byte belongs to one.
+    for (ToolCallPart& part : forced_reader_->feed(out.content)) {
+      if (part.first) {
+        out.calls.push_back({calls_returned_++, true, tool_call_ids_->next_tool_call(), std::move(part.name), ""});
+      } else {
+        out.calls.push_back({calls_returned_ - 1, false, "", "", std::move(part.arguments)});
+      }
+    }
+    out.content.clear();
+    return out;
+  }
   if (!tool_parser_) return out;
   ToolCallPieces parsed = tool_parser_->feed(out.content);
   if (last) {
@@ -47,7 +60,8 @@ ResponseBuilder::ReplyPieces ResponseBuilder::take_calls(ReasoningPieces pieces,
   out.content = std::move(parsed.content);
   for (ToolCall& call : parsed.calls) {
     if (!request_.parallel_tool_calls && calls_returned_ > 0) break;
-    out.calls.push_back({calls_returned_++, tool_call_ids_->next_tool_call(), std::move(call)});
+    out.calls.push_back({calls_returned_++, true, tool_call_ids_->next_tool_call(), std::move(call.name),
+                         std::move(call.arguments)});
   }
   return out;
 }
@@ -68,11 +82,13 @@ std::string ResponseBuilder::finish_reason(const FinishedGeneration& finished) c
 }
 
 std::vector<OJson> ResponseBuilder::call_chunks(const ReturnedCall& c) const {
-  const OJson head = {{"index", c.index}, {"id", c.id}, {"type", "function"},
-                      {"function", {{"name", c.call.name}, {"arguments", ""}}}};
-  const OJson arguments = {{"index", c.index}, {"function", {{"arguments", c.call.arguments}}}};
+  std::vector<OJson> entries;
+  if (c.first)
+    entries.push_back({{"index", c.index}, {"id", c.id}, {"type", "function"},
+                       {"function", {{"name", c.name}, {"arguments", ""}}}});
+  if (!c.arguments.empty()) entries.push_back({{"index", c.index}, {"function", {{"arguments", c.arguments}}}});
   std::vector<OJson> chunks;
-  for (const OJson& entry : {head, arguments})
+  for (const OJson& entry : entries)
     chunks.push_back(chunk({{"index", index_}, {"delta", {{"tool_calls", OJson::array({entry})}}}, {"logprobs", nullptr},
                             {"finish_reason", nullptr}}));
   return chunks;
@@ -145,9 +161,12 @@ OJson ResponseBuilder::response(const std::vector<StreamedToken>& tokens, const 
       // OpenAI's message of a reply that only calls tools has no content.
       if (reply.content.empty()) message["content"] = nullptr;
       OJson calls = OJson::array();
-      for (const ReturnedCall& c : reply.calls)
-        calls.push_back({{"id", c.id}, {"type", "function"},
-                         {"function", {{"name", c.call.name}, {"arguments", c.call.arguments}}}});
+      for (const ReturnedCall& c : reply.calls) {
+        if (c.first)
+          calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", ""}}}});
+        calls[c.index]["function"]["arguments"] =
+            calls[c.index]["function"]["arguments"].get<std::string>() + c.arguments;
+      }
       message["tool_calls"] = std::move(calls);
     }
     if (splitter_ && splitter_->found_reasoning()) message["reasoning_content"] = reply.reasoning;

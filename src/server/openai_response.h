@@ -77,13 +77,16 @@ class ResponseBuilder {
   OJson usage_of(const FinishedGeneration& finished) const { return usage(finished); }
 
  private:
-  // A call returned: its place in the choice's tool_calls and its id.
+  // A piece of a call returned: its place in the choice's tool_calls; on its first piece
+  // its id and name; a piece of its arguments (joined, the whole arguments).
   struct ReturnedCall {
     size_t index;
+    bool first = true;
     std::string id;
-    ToolCall call;
+    std::string name;
+    std::string arguments;
   };
-  // What a piece of the reply releases: reasoning, content, and tool calls.
+  // What a piece of the reply releases: reasoning, content, and tool call pieces.
   struct ReplyPieces {
     std::string reasoning;
     std::string content;
@@ -98,7 +101,8 @@ class ResponseBuilder {
   ReplyPieces last_pieces();
   // "tool_calls" when the reply ended by itself with a call; OpenAI's name of the finish otherwise.
   std::string finish_reason(const FinishedGeneration& finished) const;
-  // The two stream chunks of a call (see the top of this file).
+  // The stream chunks of a call piece: the head (id, name, "") on its first, then the
+  // arguments piece (see the top of this file).
   std::vector<OJson> call_chunks(const ReturnedCall& call) const;
 
   OJson chunk(OJson choice) const;
@@ -122,6 +126,8 @@ class ResponseBuilder {
   std::optional<ReasoningSplitter> splitter_;
   // chat, when the request reads tool calls: the calls apart from the answer's content.
   std::optional<HermesToolCallParser> tool_parser_;
+  // A forced call (tool_choice required or named): its arguments stream as generated.
+  std::optional<ForcedToolCallReader> forced_reader_;
   CompletionIds* tool_call_ids_;
   size_t calls_returned_ = 0;
 };

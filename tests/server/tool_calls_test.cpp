@@ -185,5 +185,40 @@ TEST(HermesToolCalls, TheFormatComesFromWhatTheTemplateWrites) {
   }
 }
 
+// A forced call's reply (its grammar's shape) read as it streams: the name as soon as it
+// is complete, the arguments compacted piece by piece, the same however the reply is cut.
+TEST(ForcedToolCallReader, NamesFirstThenArgumentsInPiecesHoweverCut) {
+  const std::string reply = std::string("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa ris \\\" }\",\n  \"days\": [1, 2]} }\n</tool_call>") +
+                            "\n<tool_call>\n{\"name\": \"get_\\u0074ime\", \"arguments\": {}}\n</tool_call>";
+  for (size_t step : {1u, 2u, 3u, 7u, 1000u}) {
+    ForcedToolCallReader reader;
+    std::vector<std::string> names, arguments;
+    size_t argument_pieces = 0;
+    for (size_t i = 0; i < reply.size(); i += step) {
+      for (const ToolCallPart& part : reader.feed(std::string_view(reply).substr(i, step))) {
+        if (part.first) {
+          ASSERT_EQ(part.call, names.size());
+          names.push_back(part.name);
+          arguments.emplace_back();
+        } else {
+          ASSERT_EQ(part.call + 1, names.size());
+          arguments.back() += part.arguments;
+          ++argument_pieces;
+        }
+      }
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"get_weather", "get_time"})) << step;
+    // Whitespace outside strings left out, inside kept, escapes as written.
+    EXPECT_EQ(arguments, (std::vector<std::string>{R"({"city":"Pa ris \" }","days":[1,2]})", "{}"})) << step;
+    if (step == 1) {
+      EXPECT_GT(argument_pieces, 10u);
+    }
+    EXPECT_EQ(reader.calls_started(), 2u);
+  }
+  ForcedToolCallReader off;
+  EXPECT_NE(test::thrown_error([&] { off.feed("Sure, <tool_call>"); }).find("does not start a <tool_call> block"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace glass
