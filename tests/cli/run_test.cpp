@@ -240,6 +240,7 @@ std::string terminal_text(const std::string& screen) {
 // --show-top at a terminal: the tables are the stream, each step's header on a line of its
 // own, and the text follows whole on its own line.
 TEST(Run, ShowTopOnATerminalKeepsTablesAndTextOnSeparateLines) {
+  if (!test::pseudo_terminals_available()) GTEST_SKIP() << "no pseudo-terminal can be opened here (/dev/pts)";
   const std::string args = "run -p 'Hello, my name is' -n 6 --seed 3 --ignore-eos";
   const auto json = run_glass(args + " --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -288,6 +289,7 @@ std::string long_prompt_ids(int n) {
 // Progress bars (loading; a prompt longer than one pass) are drawn on a terminal only,
 // and not with --quiet; every run's summary has the load time and peak memory.
 TEST(Run, ProgressBarsOnATerminalOnly) {
+  if (!test::pseudo_terminals_available()) GTEST_SKIP() << "no pseudo-terminal can be opened here (/dev/pts)";
   const std::string args = "run --ids '" + long_prompt_ids(700) + "' -n 2 --seed 1";
   const auto piped = run_glass(args);
   ASSERT_EQ(piped.exit_code, 0) << piped.err;

@@ -1,6 +1,7 @@
 #include "support/test_support.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pty.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -157,6 +158,13 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 
 CommandResult run_glass(const std::string& args, const std::string& stdin_text) {
   return run_command(shell_quote(glass_binary()) + " " + args, stdin_text);
+}
+
+bool pseudo_terminals_available() {
+  const int fd = posix_openpt(O_RDWR | O_NOCTTY);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
 }
 
 CommandResult run_glass_in_terminal(const std::string& args, int columns) {

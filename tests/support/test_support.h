@@ -56,6 +56,9 @@ std::string shell_quote(const std::string& s);
 // everything written, both streams interleaved in order (with the terminal's \r\n line
 // ends); `err` is empty.
 CommandResult run_glass_in_terminal(const std::string& args, int columns = 100);
+// Whether this machine can open a pseudo-terminal (a chroot or container without
+// /dev/pts cannot): tests that need one skip, saying why, where it cannot.
+bool pseudo_terminals_available();
 
 // The config.json published with a checkpoint on Hugging Face, whole: "Qwen3-0.6B",
 // "Qwen3-8B", "Qwen3-30B-A3B".
