@@ -31,9 +31,6 @@ namespace glass::cli {
 
 namespace {
 
-// The most prompt rows one forward pass takes (the Generator's default).
-constexpr int64_t kPrefillChunk = 512;
-
 // Output objects keep their fields in the order written.
 using OJson = nlohmann::ordered_json;
 
@@ -267,7 +264,8 @@ Command add_run_command(CLI::App& app) {
             // A long prompt gets a progress bar on a terminal until the first token.
             int64_t prompt_total = 0;
             for (const auto& r : requests) prompt_total += static_cast<int64_t>(r.prompt.size());
-            ProgressBar prefill_bar("prompt", progress_wanted(o->runtime.quiet) && prompt_total > kPrefillChunk);
+            ProgressBar prefill_bar("prompt",
+                                    progress_wanted(o->runtime.quiet) && prompt_total > Generator::kDefaultPrefillChunk);
             bool first_event = true;
             auto on_event = [&](const GenerationEvent& e) {
               if (first_event) prefill_bar.clear();
@@ -301,7 +299,7 @@ Command add_run_command(CLI::App& app) {
               if (stream) printer.print(piece, splitter ? &*splitter : nullptr);
             };
 
-            Generator generator(model, session.kernels(), cache, tokenizer, context, kPrefillChunk);
+            Generator generator(model, session.kernels(), cache, tokenizer, context);
             std::vector<int> handles;
             for (auto& r : requests) handles.push_back(generator.add(std::move(r)));
             prefill_bar.update(0, static_cast<double>(prompt_total), str_cat("0 of ", prompt_total, " tokens"));

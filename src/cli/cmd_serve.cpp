@@ -47,7 +47,7 @@ Command add_serve_command(CLI::App& app) {
     std::string model, model_name, host = "127.0.0.1";
     int port = 8080;
     size_t parallel = 16, queue = 64;
-    int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = 512, max_body_mb = 8;
+    int64_t ctx_size = 0, kv_budget_mb = 0, prefill_chunk = Generator::kDefaultPrefillChunk, max_body_mb = 8;
     std::vector<std::string> allowed_hosts, cors_origins;
     std::string api_key, log_format = "text";
     std::string tool_call_parser;  // empty: the chat template's

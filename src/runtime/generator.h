@@ -88,8 +88,9 @@ class Generator {
  public:
   // `context_length`: the most positions one sequence may hold (prompt + output).
   // `prefill_chunk`: the most prompt rows one pass takes (bounds activation memory).
+  static constexpr int64_t kDefaultPrefillChunk = 512;
   Generator(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
-            int64_t context_length, int64_t prefill_chunk = 512);
+            int64_t context_length, int64_t prefill_chunk = kDefaultPrefillChunk);
   ~Generator();
 
   // Queues a request; its prompt runs in the next step() (less any prefix the cache

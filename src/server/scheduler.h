@@ -95,7 +95,7 @@ class GenerationStream {
 struct SchedulerOptions {
   size_t max_running = 16;  // sequences in one forward pass (--parallel)
   size_t max_waiting = 64;  // requests waiting for admission (--queue)
-  int64_t prefill_chunk = 512;
+  int64_t prefill_chunk = Generator::kDefaultPrefillChunk;
   // The end tokens of constrained requests (the model's eos ids): the vocabulary's trie
   // for grammar masks is built for them at start, so no request waits for it.
   std::vector<int32_t> grammar_end_tokens = {};
