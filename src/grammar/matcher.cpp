@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/id_mask.h"
 #include "grammar/grammar_internal.h"
 #include "tokenizer/tokenizer.h"
 
@@ -237,22 +238,7 @@ size_t TokenMask::count() const {
 }
 
 void apply_token_mask(const TokenMask& mask, std::span<float> logits) {
-  const float neg = -std::numeric_limits<float>::infinity();
-  const size_t n = logits.size();
-  const size_t covered = std::min(n, mask.size);
-  float* out = logits.data();
-  for (size_t w = 0; w * 64 < covered; ++w) {
-    uint64_t bits = mask.words[w];
-    const size_t begin = w * 64, end = std::min(covered, begin + 64);
-    if (bits == ~uint64_t{0}) continue;
-    if (bits == 0) {  // the common case: a whole word disallowed
-      std::fill(out + begin, out + end, neg);
-      continue;
-    }
-    if (end - begin < 64) bits |= ~uint64_t{0} << (end - begin);  // past the row: leave alone
-    for (uint64_t zeros = ~bits; zeros != 0; zeros &= zeros - 1) out[begin + static_cast<size_t>(std::countr_zero(zeros))] = neg;
-  }
-  for (size_t i = covered; i < n; ++i) logits[i] = neg;
+  remove_disallowed_ids(mask.words, mask.size, logits);
 }
 
 // ---- TokenVocabulary ----

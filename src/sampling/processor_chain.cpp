@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/id_mask.h"
+
 namespace glass {
 
 std::string_view processor_name(const LogitsProcessor& step) {
@@ -62,23 +64,9 @@ void ProcessorChain::apply(std::span<float> logits, const TokenHistory& history,
     trace->top_before = top_candidates(logits, trace->top_n);
     trace->steps.clear();
   }
-  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = kMinusInf;
+  for (size_t i = tokens; i < logits.size(); ++i) logits[i] = -std::numeric_limits<float>::infinity();
   if (allowed != nullptr) {
-    const size_t n = logits.size();
-    // A grammar allows few tokens at most steps: whole words of 64 ids are filled at once.
-    for (size_t w = 0; w * 64 < n; ++w) {
-      const size_t begin = w * 64, end = std::min(n, begin + 64);
-      uint64_t bits = w < allowed->words.size() ? allowed->words[w] : 0;
-      if (end > allowed->size) bits &= allowed->size > begin ? (uint64_t{1} << (allowed->size - begin)) - 1 : 0;
-      if (bits == ~uint64_t{0}) continue;
-      if (bits == 0) {
-        std::fill(logits.begin() + static_cast<ptrdiff_t>(begin), logits.begin() + static_cast<ptrdiff_t>(end), kMinusInf);
-        continue;
-      }
-      for (size_t i = begin; i < end; ++i)
-        if (((bits >> (i - begin)) & 1) == 0) logits[i] = kMinusInf;
-    }
+    remove_disallowed_ids(allowed->words, allowed->size, logits);
     if (trace != nullptr) {
       const auto surviving = std::count_if(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); });
       trace->steps.push_back({std::string(allowed->name), static_cast<int64_t>(surviving)});
