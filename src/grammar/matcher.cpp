@@ -378,6 +378,17 @@ bool GrammarMatcher::can_end() const {
   return cache.can_end(state_);
 }
 
+bool GrammarMatcher::is_complete() const {
+  if (terminated_ || state_ == 0) return false;
+  auto& cache = *cache_;
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (!cache.can_end(state_)) return false;
+  cache.trim();
+  for (int b = 0; b < 256; ++b)
+    if (cache.step(state_, static_cast<uint8_t>(b)) != 0) return false;
+  return true;
+}
+
 bool GrammarMatcher::is_dead() const { return terminated_ || state_ == 0; }
 
 TokenMask GrammarMatcher::mask() const {

@@ -119,6 +119,9 @@ class GrammarMatcher {
   bool accept_token(int32_t id);
   // The bytes so far form a complete string of the language (an end token is allowed).
   bool can_end() const;
+  // The bytes so far form a complete string that no byte can extend: the grammar's output
+  // is over (a triggered grammar hands the output back here).
+  bool is_complete() const;
   // Nothing more can be accepted: after an end token, or when the grammar's states
   // exceed the matcher's limits (more than 8192 stacks in one state, e.g. a nullable item
   // under a large repetition count); the integrator should then end the generation.

@@ -36,6 +36,8 @@ struct Generator::Sequence {
   std::optional<FinishReason> finished;
   std::optional<grammar::GrammarMatcher> matcher;  // with a grammar: where its output is
   grammar::TokenMask mask;                         // the matcher's allowed ids this step
+  bool grammar_active = false;                     // the grammar constrains the next token
+  std::string trigger_tail;  // a triggered grammar, inactive: the output's last bytes, for its trigger
 };
 
 Generator::Generator(const DecoderModel& model, Kernels& kernels, KVCache& cache, const Tokenizer& tokenizer,
@@ -65,7 +67,9 @@ void Generator::validate(const GenerationRequest& request) const {
          " (prompt plus at least one generated token)");
   // A grammar's output ends with an eos token once it is complete; without one the
   // grammar could leave nothing to choose.
-  if (request.grammar && request.params.eos_token_ids.empty())
+  if (!request.grammar_trigger.empty() && !request.grammar)
+    fail("a grammar trigger ('", request.grammar_trigger, "') needs a grammar to apply after it");
+  if (request.grammar && request.grammar_trigger.empty() && request.params.eos_token_ids.empty())
     fail("a grammar needs an end-of-sequence token to end its output; there is none (ignore_eos, or a model with "
          "no eos_token_id)");
 }
@@ -113,8 +117,10 @@ std::vector<int> Generator::add_choices(GenerationRequest request, size_t choice
     GenerationRequest r = request;
     if (r.params.seed) r.params.seed = *r.params.seed + i;
     auto s = std::make_unique<Sequence>(next_handle_++, std::move(r), tokenizer_, context_length_);
-    if (s->request.grammar)
+    if (s->request.grammar) {
       s->matcher.emplace(*s->request.grammar, grammar_vocabulary(s->request.params.eos_token_ids));
+      s->grammar_active = s->request.grammar_trigger.empty();
+    }
     s->kv_sequence = cache_.add_sequence();
     s->ids = s->request.prompt;
     int64_t fresh = worst - shared;
@@ -133,6 +139,33 @@ std::vector<int> Generator::add_choices(GenerationRequest request, size_t choice
     sequences_.push_back(std::move(s));
   }
   return handles;
+}
+
+void Generator::follow_grammar(Sequence& s, int32_t token) {
+  grammar::GrammarMatcher& m = *s.matcher;
+  const std::string& trigger = s.request.grammar_trigger;
+  if (s.grammar_active) {
+    if (!m.accept_token(token)) fail("internal error: the grammar refused token ", token, ", which its mask allowed");
+    // A triggered grammar whose string is complete hands the output back.
+    if (!trigger.empty() && m.is_complete()) {
+      s.grammar_active = false;
+      s.trigger_tail.clear();
+    }
+    return;
+  }
+  // Inactive, waiting for the trigger in the output's bytes (it may span tokens).
+  s.trigger_tail += m.vocabulary()->bytes(token);
+  const size_t at = s.trigger_tail.find(trigger);
+  if (at == std::string::npos) {
+    if (s.trigger_tail.size() >= trigger.size()) s.trigger_tail.erase(0, s.trigger_tail.size() - (trigger.size() - 1));
+    return;
+  }
+  // The grammar starts at the trigger's end, with the rest of this token's bytes; a token
+  // whose rest the grammar refuses leaves it inactive (the text is then no call).
+  const std::string rest = s.trigger_tail.substr(at + trigger.size());
+  s.trigger_tail.clear();
+  m.reset();
+  s.grammar_active = m.accept_bytes(rest) && !m.is_complete();
 }
 
 void Generator::finish(Sequence& s, FinishReason reason) {
@@ -317,7 +350,7 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
     // Only the tokenizer's ids are drawn; the embedding's padding rows past it never are,
     // nor, with a grammar, tokens that cannot continue its output.
     AllowedTokens allowed;
-    if (s.matcher) {
+    if (s.grammar_active) {
       s.matcher->fill_mask(s.mask);
       // The grammar leaves nothing to choose only past the matcher's limits (a hostile
       // grammar): the sequence ends there, cut short, rather than fail the pass.
@@ -328,9 +361,8 @@ void Generator::step(const std::function<void(const GenerationEvent&)>& on_event
       allowed = {s.mask.words, s.mask.size, "grammar"};
     }
     const int32_t token = s.sampler.sample(row, s.history, show ? &s.trace : nullptr, static_cast<size_t>(width),
-                                           s.matcher ? &allowed : nullptr);
-    if (s.matcher && !s.matcher->accept_token(token))
-      fail("internal error: the grammar refused token ", token, ", which its mask allowed");
+                                           s.grammar_active ? &allowed : nullptr);
+    if (s.matcher) follow_grammar(s, token);
     GenerationEvent e;
     if (show) {
       raw = row_softmax(raw_copy);

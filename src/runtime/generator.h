@@ -38,6 +38,12 @@ struct GenerationRequest {
   // grammar are removed before the processors (a stage of the trace), and the eos tokens
   // only where the output is complete. Needs eos tokens (not ignore_eos).
   std::optional<grammar::Grammar> grammar = std::nullopt;
+  // With a grammar: when empty, the grammar constrains the whole output. Otherwise the
+  // output is free until it contains this text; the grammar then constrains what follows
+  // it until the grammar's string is complete (no byte can extend it), and the output is
+  // free again until the next occurrence (llama.cpp's lazy grammars: tool calls under
+  // tool_choice "auto"). Such a grammar needs no eos token.
+  std::string grammar_trigger = {};
 };
 
 // One of the best candidates of a step, for `--show-top`: its probability in the
@@ -148,6 +154,9 @@ class Generator {
   void finish(Sequence& s, FinishReason reason);
   // The vocabulary's bytes in a trie for grammar masks, with `end_tokens` as the tokens
   // that end a complete output; built once per set of end tokens.
+  // After `token` was drawn: the grammar accepts it, or a triggered grammar looks for its
+  // trigger, starts after it, and hands the output back when its string is complete.
+  void follow_grammar(Sequence& s, int32_t token);
   std::shared_ptr<const grammar::TokenVocabulary> grammar_vocabulary(const std::vector<int32_t>& end_tokens);
   // A prompt chunk of the pass being built: its sequence, and its first position.
   struct Prefill {

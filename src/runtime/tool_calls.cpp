@@ -15,114 +15,198 @@ constexpr std::string_view kToolCallClose = "</tool_call>";
 
 }  // namespace
 
-std::optional<ToolCall> parse_hermes_call(std::string_view body) {
-  OrderedJson call;
-  try {
-    call = parse_ordered_json(body, "a <tool_call> block");
-  } catch (const Error&) {
-    return std::nullopt;
+void HermesToolCallReader::read_argument(char c, ToolCallReading& out) {
+  if (in_string_) {
+    if (escaped_) escaped_ = false;
+    else if (c == '\\') escaped_ = true;
+    else if (c == '"') in_string_ = false;
+  } else if (is_space(c)) {
+    return;  // whitespace between JSON tokens: left out, as a compact dump does
+  } else if (c == '"') {
+    in_string_ = true;
+  } else if (c == '{' || c == '[') {
+    ++depth_;
+  } else if (c == '}' || c == ']') {
+    --depth_;
   }
-  if (!call.is_object()) return std::nullopt;
-  const auto name = call.find("name");
-  const auto arguments = call.find("arguments");
-  if (name == call.end() || !name->is_string() || arguments == call.end()) return std::nullopt;
-  OrderedJson object;
-  if (arguments->is_object()) {
-    object = *arguments;
-  } else if (arguments->is_string()) {
-    // Some replies write the arguments as OpenAI sends them, a JSON string.
-    try {
-      object = parse_ordered_json(arguments->get_ref<const std::string&>(), "a tool call's arguments");
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-    if (!object.is_object()) return std::nullopt;
-  } else {
-    return std::nullopt;
+  if (out.parts.empty() || out.parts.back().call != calls_) out.parts.push_back({calls_, false, "", ""});
+  out.parts.back().arguments += c;
+  if (depth_ == 0 && !in_string_) {
+    state_ = State::kClosing;
+    header_.clear();
+    header_step_ = 0;
+    literal_ = 0;
   }
-  // Bytes that are not UTF-8 cannot be in parsed JSON strings, so dump() does not throw.
-  return ToolCall{name->get<std::string>(), object.dump()};
 }
 
-void HermesToolCallParser::advance(ToolCallPieces& out) {
-  for (;;) {
+bool HermesToolCallReader::read_header(char c, ToolCallReading& out) {
+  // The tokens of `{"name": STRING, "arguments": {`, whitespace allowed before each.
+  enum Step { kBrace, kNameKey, kNameColon, kName, kComma, kArgumentsKey, kArgumentsColon, kArguments };
+  static constexpr std::string_view kNameLiteral = "\"name\"", kArgumentsLiteral = "\"arguments\"";
+  header_ += c;
+  if (header_step_ == kName && !name_.empty()) {
+    // In the name's string, up to its closing quote.
+    name_ += c;
+    if (escaped_) escaped_ = false;
+    else if (c == '\\') escaped_ = true;
+    else if (c == '"') ++header_step_;
+    return true;
+  }
+  if (literal_ == 0 && is_space(c)) return true;
+  const auto literal = [&](std::string_view text) {
+    if (c != text[literal_]) return false;
+    if (++literal_ == text.size()) {
+      literal_ = 0;
+      ++header_step_;
+    }
+    return true;
+  };
+  switch (header_step_) {
+    case kBrace: return c == '{' && ++header_step_;
+    case kNameKey: return literal(kNameLiteral);
+    case kNameColon: return c == ':' && ++header_step_;
+    case kName:
+      if (c != '"') return false;
+      name_ = "\"";
+      escaped_ = false;
+      return true;
+    case kComma: return c == ',' && ++header_step_;
+    case kArgumentsKey: return literal(kArgumentsLiteral);
+    case kArgumentsColon: return c == ':' && ++header_step_;
+    default: break;
+  }
+  if (c != '{') return false;
+  // A JSON string as written may still be no string (a bad escape, bytes that are not
+  // UTF-8): then this is no call.
+  std::string name;
+  try {
+    name = parse_ordered_json(name_, "a tool call's name").get<std::string>();
+  } catch (const Error&) {
+    return false;
+  }
+  out.parts.push_back({calls_, true, std::move(name), ""});
+  state_ = State::kArguments;
+  depth_ = 0;
+  in_string_ = escaped_ = false;
+  read_argument(c, out);
+  return true;
+}
+
+void HermesToolCallReader::read(ToolCallReading& out) {
+  static constexpr std::string_view kClosingBrace = "}";
+  size_t i = 0;
+  while (i < input_.size()) {
+    const char c = input_[i];
     switch (state_) {
-      case State::kAfterCall:
-        // Whitespace between calls (or after the last) is the template's; before text
-        // it is kept, so that text around a call does not run together.
-        if (leading_space(held_) == held_.size()) return;
-        state_ = State::kContent;
-        continue;
       case State::kContent: {
-        const size_t open = held_.find(kToolCallOpen);
-        if (open != std::string::npos) {
-          // The whitespace before the tag goes with the block: dropped with a call,
-          // restored with text that only looks like one.
-          const std::string_view before = std::string_view(held_).substr(0, open);
-          const size_t space = trailing_space(before);
-          out.content.append(before.substr(0, before.size() - space));
-          block_prefix_ = std::string(before.substr(before.size() - space));
-          held_.erase(0, open + kToolCallOpen.size());
-          searched_ = 0;
-          state_ = State::kInBlock;
-          continue;
-        }
-        // Hold back a tag that may be arriving and the whitespace before it.
-        size_t keep = partial_tag_at_end(held_, kToolCallOpen);
-        keep += trailing_space(std::string_view(held_).substr(0, held_.size() - keep));
-        out.content.append(held_, 0, held_.size() - keep);
-        held_.erase(0, held_.size() - keep);
-        return;
-      }
-      case State::kInBlock: {
-        const size_t close = held_.find(kToolCallClose, searched_);
-        if (close == std::string::npos) {
-          searched_ = held_.size() - partial_tag_at_end(held_, kToolCallClose);
+        const std::string_view rest = std::string_view(input_).substr(i);
+        const size_t open = rest.find(kToolCallOpen);
+        if (open == std::string_view::npos) {
+          // Hold back a tag that may be arriving and the whitespace before it.
+          size_t keep = partial_tag_at_end(rest, kToolCallOpen);
+          keep += trailing_space(rest.substr(0, rest.size() - keep));
+          out.content.append(rest.substr(0, rest.size() - keep));
+          input_.erase(0, input_.size() - keep);
           return;
         }
-        const std::string_view body = std::string_view(held_).substr(0, close);
-        if (std::optional<ToolCall> call = parse_hermes_call(body)) {
-          out.calls.push_back(std::move(*call));
-          ++calls_found_;
-          state_ = State::kAfterCall;
-        } else {
+        // The whitespace before the tag goes with the block: dropped with a call,
+        // restored with text that only looks like one.
+        const std::string_view before = rest.substr(0, open);
+        const size_t space = trailing_space(before);
+        out.content.append(before.substr(0, before.size() - space));
+        block_prefix_ = std::string(before.substr(before.size() - space));
+        i += open + kToolCallOpen.size();
+        state_ = State::kHeader;
+        header_.clear();
+        name_.clear();
+        header_step_ = 0;
+        literal_ = 0;
+        continue;
+      }
+      case State::kHeader:
+        ++i;
+        if (!read_header(c, out)) {
+          // Not a call: the tag is content, and its text is read again as content.
           out.content += block_prefix_;
           out.content += kToolCallOpen;
-          out.content += body;
-          out.content += kToolCallClose;
+          block_prefix_.clear();
+          input_ = header_ + input_.substr(i);
+          i = 0;
           state_ = State::kContent;
         }
-        held_.erase(0, close + kToolCallClose.size());
+        continue;
+      case State::kArguments:
+        ++i;
+        read_argument(c, out);
+        continue;
+      case State::kClosing: {
+        ++i;
+        header_ += c;
+        if (literal_ == 0 && is_space(c)) continue;
+        const std::string_view expected = header_step_ == 0 ? kClosingBrace : kToolCallClose;
+        if (c == expected[literal_]) {
+          if (++literal_ < expected.size()) continue;
+          literal_ = 0;
+          if (++header_step_ < 2) continue;
+          ++calls_;
+          block_prefix_.clear();
+          state_ = State::kAfterCall;
+          continue;
+        }
+        // Only without the grammar: the call stands as released; what follows its
+        // arguments is content.
+        ++calls_;
         block_prefix_.clear();
+        input_ = header_ + input_.substr(i);
+        i = 0;
+        state_ = State::kContent;
+        continue;
+      }
+      case State::kAfterCall: {
+        // Whitespace between calls (or after the last) is the template's; before text
+        // it is kept, so that text around a call does not run together.
+        const std::string_view rest = std::string_view(input_).substr(i);
+        if (leading_space(rest) == rest.size()) {
+          input_.erase(0, i);
+          return;
+        }
+        state_ = State::kContent;
         continue;
       }
     }
   }
+  input_.clear();
 }
 
-ToolCallPieces HermesToolCallParser::feed(std::string_view text) {
-  held_.append(text);
-  ToolCallPieces out;
-  advance(out);
+ToolCallReading HermesToolCallReader::feed(std::string_view text) {
+  input_.append(text);
+  ToolCallReading out;
+  read(out);
   return out;
 }
 
-ToolCallPieces HermesToolCallParser::finish() {
-  ToolCallPieces out;
-  if (state_ == State::kInBlock) out.content = block_prefix_ + std::string(kToolCallOpen) + held_;  // never closed: as written
-  else if (state_ == State::kContent) out.content = held_;  // whitespace, or a "<tool_call>" cut short
-  // kAfterCall holds only whitespace next to a call.
-  held_.clear();
+ToolCallReading HermesToolCallReader::finish() {
+  ToolCallReading out;
+  if (state_ == State::kHeader) out.content = block_prefix_ + std::string(kToolCallOpen) + header_;  // never a call: as written
+  else if (state_ == State::kContent) out.content = input_;  // whitespace, or a "<tool_call>" cut short
+  // kAfterCall holds only whitespace next to a call; a call cut off in its arguments or
+  // before its </tool_call> stays as released.
+  input_.clear();
+  header_.clear();
   block_prefix_.clear();
   state_ = State::kContent;
   return out;
 }
 
 ToolCallPieces parse_tool_calls(std::string_view reply) {
-  HermesToolCallParser parser;
-  ToolCallPieces all = parser.feed(reply);
-  ToolCallPieces rest = parser.finish();
-  all.content += rest.content;
+  HermesToolCallReader reader;
+  ToolCallReading read = reader.feed(reply);
+  ToolCallReading rest = reader.finish();
+  ToolCallPieces all{read.content + rest.content, {}};
+  for (ToolCallPart& part : read.parts) {
+    if (part.first) all.calls.push_back({std::move(part.name), ""});
+    all.calls.back().arguments += part.arguments;
+  }
   return all;
 }
 
@@ -147,13 +231,16 @@ ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template) {
   }
 }
 
-std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools,
-                                  const std::vector<std::string>& allowed, bool parallel) {
+std::string_view tool_call_trigger(ToolCallFormat format) {
+  return format == ToolCallFormat::hermes ? kToolCallOpen : std::string_view();
+}
+
+std::string tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools, ToolCallGrammar kind,
+                           const std::vector<std::string>& allowed, bool parallel) {
   if (format != ToolCallFormat::hermes)
     fail("tool_choice: this model's tool-call format is none (its chat template does not ask for <tool_call> blocks; "
          "--tool-call-parser hermes if it does write them): a call cannot be forced");
-  // Each call: the block with the function's name and its arguments, in the spacing
-  // Qwen's templates show the model (and the parser reads any spacing).
+  const bool forced = kind == ToolCallGrammar::forced;
   std::string calls, rules;
   for (size_t i = 0; i < tools.size(); ++i) {
     const nlohmann::ordered_json& function = tools[i]["function"];
@@ -165,87 +252,37 @@ std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered
                                      {"properties", nlohmann::ordered_json::object()},
                                      {"additionalProperties", false}};
     if (auto it = function.find("parameters"); it != function.end() && !it->is_null()) schema = *it;
-    if (schema.is_object() && schema.contains("type") && schema["type"] != "object")
-      fail(str_cat("tools[", i, "].function.parameters: must describe an object (the call's arguments), not type ",
-                   schema["type"].dump()));
+    std::string args_rules;
     try {
-      rules += grammar::json_schema_rules(schema, args);
+      if (schema.is_object() && schema.contains("type") && schema["type"] != "object")
+        fail("must describe an object (the call's arguments), not type ", schema["type"].dump());
+      args_rules = grammar::json_schema_rules(schema, args);
     } catch (const Error& e) {
-      fail(str_cat("tools[", i, "].function.parameters: ", e.what()));
+      if (forced) fail(str_cat("tools[", i, "].function.parameters: ", e.what()));
+      args_rules = grammar::json_schema_rules({{"type", "object"}, {"additionalProperties", true}}, args);
     }
-    rules += rule + " ::= " + grammar::gbnf_quote(str_cat("<tool_call>\n{\"name\": ", nlohmann::ordered_json(name).dump(), ", \"arguments\": ")) +
-             " " + args + " " + grammar::gbnf_quote("}\n</tool_call>") + "\n";
+    rules += args_rules;
+    const std::string quoted_name = grammar::gbnf_quote(nlohmann::ordered_json(name).dump());
+    if (forced) {
+      // In the spacing Qwen's templates show the model.
+      rules += rule + " ::= " + grammar::gbnf_quote("<tool_call>\n{\"name\": ") + " " + quoted_name + " " +
+               grammar::gbnf_quote(", \"arguments\": ") + " " + args + " " + grammar::gbnf_quote("}\n</tool_call>") + "\n";
+    } else {
+      // After the trigger, in any JSON spacing (the argument rules end with their own).
+      rules += rule + " ::= space \"{\" space \"\\\"name\\\"\" space \":\" space " + quoted_name +
+               " space \",\" space \"\\\"arguments\\\"\" space \":\" space " + args + " \"}\" space " +
+               grammar::gbnf_quote(kToolCallClose) + "\n";
+    }
     calls += (calls.empty() ? "" : " | ") + rule;
   }
   if (calls.empty()) fail("tool_choice: no function of 'tools' may be called");
   // A named function is called once; "required" may call several when parallel.
-  const bool several = parallel && allowed.empty();
+  const bool several = forced && parallel && allowed.empty();
   std::string gbnf = "root ::= call" + std::string(several ? " (\"\\n\" call)*" : "") + "\n";
   gbnf += "call ::= " + calls + "\n";
   gbnf += rules;
   gbnf += grammar::json_common_gbnf();
   return gbnf;
-}
-
-std::vector<ToolCallPart> ForcedToolCallReader::feed(std::string_view text) {
-  static constexpr std::string_view kHead = "<tool_call>\n{\"name\": ";
-  static constexpr std::string_view kArgs = ", \"arguments\": ";
-  static constexpr std::string_view kClose = "}\n</tool_call>";
-  std::vector<ToolCallPart> parts;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (state_ == State::kHeader) {
-      if (held_.empty() && c == '\n' && calls_ > 0) continue;  // the newline between blocks
-      held_ += c;
-      if (held_.size() <= kHead.size()) {
-        if (kHead.substr(0, held_.size()) != held_) fail("forced tool call: the reply does not start a <tool_call> block");
-        continue;
-      }
-      if (!held_.ends_with(kArgs)) continue;
-      // The name: a JSON string (a name holding ", \"arguments\": " parses too, as a whole).
-      const std::string quoted = held_.substr(kHead.size(), held_.size() - kHead.size() - kArgs.size());
-      nlohmann::ordered_json name;
-      try {
-        name = nlohmann::ordered_json::parse(quoted);
-      } catch (const std::exception&) {
-        continue;  // the ", \"arguments\": " was inside the name
-      }
-      if (!name.is_string()) fail("forced tool call: the name is not a string");
-      parts.push_back({calls_, true, name.get<std::string>(), ""});
-      held_.clear();
-      state_ = State::kArguments;
-      depth_ = 0;
-      in_string_ = escaped_ = false;
-    } else if (state_ == State::kArguments) {
-      if (in_string_) {
-        if (escaped_) escaped_ = false;
-        else if (c == '\\') escaped_ = true;
-        else if (c == '"') in_string_ = false;
-      } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-        continue;  // whitespace between JSON tokens: left out, as a compact dump does
-      } else if (c == '"') {
-        in_string_ = true;
-      } else if (c == '{' || c == '[') {
-        ++depth_;
-      } else if (c == '}' || c == ']') {
-        --depth_;
-      }
-      if (parts.empty() || parts.back().call != calls_ || parts.back().first) parts.push_back({calls_, false, "", ""});
-      parts.back().arguments += c;
-      if (depth_ == 0 && !in_string_) state_ = State::kClosing;
-    } else {
-      // The schema's grammar may end the arguments with whitespace.
-      if (held_.empty() && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) continue;
-      held_ += c;
-      if (kClose.substr(0, held_.size()) != held_) fail("forced tool call: the arguments are not followed by the block's end");
-      if (held_.size() == kClose.size()) {
-        held_.clear();
-        ++calls_;
-        state_ = State::kHeader;
-      }
-    }
-  }
-  return parts;
 }
 
 }  // namespace glass

@@ -1,16 +1,25 @@
 // Tool calls in a reply, in the hermes format that Qwen2.5 and Qwen3 are trained on:
 //   Let me look.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>
-// (one or several blocks, possibly after some text). The parser reads the reply's text as
-// it streams and separates the content from the calls:
-//   - a complete <tool_call>...</tool_call> block whose body is a JSON object with a
-//     string "name" and "arguments" an object (or a string holding a JSON object) is a
-//     call; the whitespace before it, and the whitespace after it up to the next call or
-//     the end (the template's newlines), is not content;
-//   - anything else is content, byte for byte: text outside blocks, a block whose body is
-//     not such a call (with its tags and the whitespace around it), a block never closed.
+// (one or several blocks, possibly after some text).
+//
+// The server generates a reply with tools under a grammar (tool_call_gbnf): once the model
+// writes <tool_call>, what follows must be a valid call of one of the tools, so a call can
+// be streamed as OpenAI streams one, its name first and then its arguments piece by piece,
+// without waiting for the block to close. The reader below separates the content from the
+// calls as the reply streams:
+//   - a block whose text after <tool_call> begins {"name": STRING, "arguments": { (any
+//     whitespace between the tokens) is a call: its name is released when its arguments
+//     begin, then the arguments as generated, compacted (whitespace outside strings left
+//     out, escapes as written), up to the object's closing brace; the block's closing
+//     `}` and </tool_call> follow. The whitespace before the block, and after it up to the
+//     next block or the end, is not content;
+//   - anything else is content, byte for byte: text outside blocks, a block whose text
+//     does not begin like a call (with its tag and the whitespace before it), a block cut
+//     off before its arguments begin.
 // Content is released as soon as it cannot be the start of a <tool_call> (a partial tag,
-// and whitespace that a tag may still follow, are held back); a call is released whole
-// when its block closes, so that nothing released is ever taken back.
+// and whitespace that a tag may still follow, are held back). Nothing released is taken
+// back: a reply cut off inside a call's arguments (max_tokens) leaves the call with the
+// arguments generated so far, as OpenAI's do; only the grammar makes the arguments valid.
 #pragma once
 
 #include <optional>
@@ -22,47 +31,66 @@
 
 namespace glass {
 
+// A piece of a call as a reply streams: the call's number, and on its first piece its
+// name; then pieces of its arguments, which joined make the whole arguments.
+struct ToolCallPart {
+  size_t call = 0;
+  bool first = false;
+  std::string name;       // on the first piece
+  std::string arguments;  // this piece of the arguments (may be empty)
+};
+
+// What a piece of a reply releases: content, and pieces of calls.
+struct ToolCallReading {
+  std::string content;
+  std::vector<ToolCallPart> parts;
+};
+
+class HermesToolCallReader {
+ public:
+  // The next piece of the reply (may be empty): returns what is now certain.
+  ToolCallReading feed(std::string_view text);
+  // The reply ended: releases what was held back (a partial tag, a block that never
+  // became a call) as content. Call once, after the last feed().
+  ToolCallReading finish();
+  // Calls begun so far.
+  size_t calls_started() const { return calls_ + (state_ == State::kArguments || state_ == State::kClosing); }
+
+ private:
+  enum class State {
+    kContent,    // outside blocks
+    kHeader,     // after <tool_call>, before the arguments begin
+    kArguments,  // in the arguments object
+    kClosing,    // after the arguments: the block's "}" and </tool_call>
+    kAfterCall,  // after a call: whitespace here is not content
+  };
+  // Reads the header's next byte; false when the block is not a call.
+  bool read_header(char c, ToolCallReading& out);
+  void read_argument(char c, ToolCallReading& out);
+  void read(ToolCallReading& out);
+
+  State state_ = State::kContent;
+  std::string input_;         // text not yet read (kContent: held back)
+  std::string block_prefix_;  // in a block: the whitespace before its <tool_call>
+  std::string header_;        // kHeader: the block's text so far; kClosing: the closing text so far
+  int header_step_ = 0;       // kHeader: the token expected next; kClosing: 0 before "}", 1 after
+  size_t literal_ = 0;        // bytes of the expected literal ("name", </tool_call>...) matched
+  std::string name_;          // kHeader: the name's JSON string as written
+  size_t calls_ = 0;  // calls closed: the number of the call being read
+  int64_t depth_ = 0;  // of braces and brackets in the arguments, outside strings
+  bool in_string_ = false, escaped_ = false;
+};
+
+// A whole reply: the content, and the calls joined from their pieces.
 struct ToolCall {
   std::string name;
   std::string arguments;  // a JSON object, compact (OpenAI's "arguments" string)
   bool operator==(const ToolCall&) const = default;
 };
-
 struct ToolCallPieces {
   std::string content;
   std::vector<ToolCall> calls;
 };
-
-class HermesToolCallParser {
- public:
-  // The next piece of the reply (may be empty): returns what is now certain.
-  ToolCallPieces feed(std::string_view text);
-  // The reply ended: releases what was held back (a partial tag, an unclosed block) as
-  // content. Call once, after the last feed().
-  ToolCallPieces finish();
-
-  // Calls released so far.
-  size_t calls_found() const { return calls_found_; }
-
- private:
-  enum class State {
-    kContent,    // outside blocks
-    kInBlock,    // after <tool_call>, waiting for </tool_call>
-    kAfterCall,  // after a call: whitespace here is not content
-  };
-  void advance(ToolCallPieces& out);
-
-  State state_ = State::kContent;
-  std::string held_;          // text not yet released
-  std::string block_prefix_;  // in a block: the whitespace before its <tool_call>
-  size_t searched_ = 0;       // in a block: bytes of held_ known not to start </tool_call>
-  size_t calls_found_ = 0;
-};
-
-// The call a block's body (between the tags) makes, if it is one.
-std::optional<ToolCall> parse_hermes_call(std::string_view body);
-
-// The whole reply at once; the same as feeding it in pieces.
 ToolCallPieces parse_tool_calls(std::string_view reply);
 
 // How a model writes tool calls, hence how the server reads them out of replies.
@@ -77,43 +105,24 @@ ToolCallFormat parse_tool_call_format(std::string_view name, const std::string& 
 // render a conversation with a tool.
 ToolCallFormat tool_call_format_of(const ChatTemplate& chat_template);
 
-// A grammar (GBNF) whose every string is a reply of tool calls in `format` (hermes: the
-// <tool_call> blocks, one per line), each calling one of the functions of `tools` (an
-// OpenAI tools array) named in `allowed` (all when empty), with arguments valid against
-// that function's `parameters` schema (none: an empty object). One call or, when
-// `parallel` and `allowed` is empty (tool_choice "required"), several. For tool_choice "required" or a named function. Throws
-// glass::Error naming "tools[i].function.parameters" for a schema the grammar cannot
-// express, or for the format none.
-std::string forced_tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools,
-                                  const std::vector<std::string>& allowed, bool parallel);
+// The text that opens a call in `format` (hermes: "<tool_call>").
+std::string_view tool_call_trigger(ToolCallFormat format);
 
-// A piece of a call as a reply streams: the call's number, and on its first piece its
-// name; then pieces of its arguments (compact JSON: the model's whitespace outside
-// strings left out), which joined make the whole arguments.
-struct ToolCallPart {
-  size_t call = 0;
-  bool first = false;
-  std::string name;       // on the first piece
-  std::string arguments;  // this piece of the arguments ("" on a first piece before any)
-};
-
-// Reads the reply of a forced call (one written under forced_tool_call_gbnf's grammar, so
-// exactly `<tool_call>\n{"name": NAME, "arguments": {...}}\n</tool_call>` blocks, a newline
-// apart) as it streams: the name as soon as it is complete, the arguments piece by piece
-// as they are generated, which a free-form reply cannot do (its block may turn out not to
-// be a call). Anything off that shape (the grammar was not applied) throws glass::Error.
-class ForcedToolCallReader {
- public:
-  std::vector<ToolCallPart> feed(std::string_view text);
-  size_t calls_started() const { return calls_; }
-
- private:
-  enum class State { kHeader, kArguments, kClosing };
-  State state_ = State::kHeader;
-  std::string held_;  // kHeader: the block's text so far; kClosing: the text after the arguments
-  size_t calls_ = 0;
-  int depth_ = 0;  // of braces and brackets in the arguments, outside strings
-  bool in_string_ = false, escaped_ = false;
-};
+// Grammars (GBNF) for tool calls in `format` (hermes), each call naming one of the
+// functions of `tools` (an OpenAI tools array) with arguments valid against that
+// function's `parameters` schema (none: an empty object). Throws glass::Error for the
+// format none.
+//   forced: every string is a reply of calls only, <tool_call> blocks a newline apart, in
+//     the spacing Qwen's templates show: for tool_choice "required" (`allowed` empty: any
+//     function; several calls when `parallel`) or a named function (`allowed` = {name}:
+//     one call). Throws glass::Error naming "tools[i].function.parameters" for a schema
+//     the grammar cannot express.
+//   triggered: what follows the trigger in one call, through </tool_call> (any JSON
+//     spacing): for tool_choice "auto", applied each time the model writes the trigger
+//     (GenerationRequest::grammar_trigger). A function whose schema the grammar cannot
+//     express takes any JSON object, rather than refusing a request that may not call it.
+enum class ToolCallGrammar { forced, triggered };
+std::string tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& tools, ToolCallGrammar kind,
+                           const std::vector<std::string>& allowed = {}, bool parallel = false);
 
 }  // namespace glass

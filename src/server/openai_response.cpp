@@ -32,36 +32,27 @@ ResponseBuilder::ResponseBuilder(const CompletionRequest& request, const Tokeniz
   splitter_ = reasoning_splitter_for(tokenizer_, prompt_);
   if (request_.parse_tool_calls && tool_call_format == ToolCallFormat::hermes) {
     if (tool_call_ids_ == nullptr) fail("ResponseBuilder: reading tool calls needs tool_call_ids to name them");
-    if (request_.forced_tools) forced_reader_.emplace();
-    else tool_parser_.emplace();
+    tool_reader_.emplace();
   }
 }
 
 ResponseBuilder::ReplyPieces ResponseBuilder::take_calls(ReasoningPieces pieces, bool last) {
   ReplyPieces out{std::move(pieces.reasoning), std::move(pieces.content), {}};
-  if (forced_reader_) {
-    // The grammar made the reply calls only: every byte belongs to one.
-    for (ToolCallPart& part : forced_reader_->feed(out.content)) {
-      if (part.first) {
-        out.calls.push_back({calls_returned_++, true, tool_call_ids_->next_tool_call(), std::move(part.name), ""});
-      } else {
-        out.calls.push_back({calls_returned_ - 1, false, "", "", std::move(part.arguments)});
-      }
-    }
-    out.content.clear();
-    return out;
-  }
-  if (!tool_parser_) return out;
-  ToolCallPieces parsed = tool_parser_->feed(out.content);
+  if (!tool_reader_) return out;
+  ToolCallReading read = tool_reader_->feed(out.content);
   if (last) {
-    ToolCallPieces rest = tool_parser_->finish();
-    parsed.content += rest.content;
+    ToolCallReading rest = tool_reader_->finish();
+    read.content += rest.content;
   }
-  out.content = std::move(parsed.content);
-  for (ToolCall& call : parsed.calls) {
-    if (!request_.parallel_tool_calls && calls_returned_ > 0) break;
-    out.calls.push_back({calls_returned_++, true, tool_call_ids_->next_tool_call(), std::move(call.name),
-                         std::move(call.arguments)});
+  out.content = std::move(read.content);
+  for (ToolCallPart& part : read.parts) {
+    if (!request_.parallel_tool_calls && part.call > 0) continue;
+    if (part.first) {
+      out.calls.push_back({calls_returned_++, true, tool_call_ids_->next_tool_call(), std::move(part.name),
+                           std::move(part.arguments)});
+    } else {
+      out.calls.push_back({calls_returned_ - 1, false, "", "", std::move(part.arguments)});
+    }
   }
   return out;
 }

@@ -19,9 +19,10 @@
 // ([{"id": "call_...", "type": "function", "function": {"name", "arguments"}}], only the
 // first with parallel_tool_calls false), message.content the rest (null when empty), and
 // finish_reason "tool_calls" when the reply ended by itself (eos or a stop string) with a
-// call. Streams release a call when its block closes, as two deltas of "tool_calls":
-// {"index", "id", "type", "function": {"name", "arguments": ""}}, then {"index",
-// "function": {"arguments"}} with the whole arguments.
+// call. Streams send a call as OpenAI does: a delta {"index", "id", "type", "function":
+// {"name", "arguments": ""}} once its arguments begin, then deltas {"index", "function":
+// {"arguments"}} with the arguments as they are generated (the grammar the server applies
+// after <tool_call> keeps them valid).
 #pragma once
 
 #include <cstdint>
@@ -125,9 +126,7 @@ class ResponseBuilder {
   // chat, with a tokenizer that has think tags: reasoning apart from the answer.
   std::optional<ReasoningSplitter> splitter_;
   // chat, when the request reads tool calls: the calls apart from the answer's content.
-  std::optional<HermesToolCallParser> tool_parser_;
-  // A forced call (tool_choice required or named): its arguments stream as generated.
-  std::optional<ForcedToolCallReader> forced_reader_;
+  std::optional<HermesToolCallReader> tool_reader_;
   CompletionIds* tool_call_ids_;
   size_t calls_returned_ = 0;
 };

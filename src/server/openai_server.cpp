@@ -227,8 +227,8 @@ struct OpenAIServer::Impl {
       sr.generation.params = resolve_sampling(model.defaults, *request);
       if (request->forced_tools) {
         try {
-          request->grammar = forced_tool_call_gbnf(tool_call_format, request->tools, *request->forced_tools,
-                                                   request->parallel_tool_calls);
+          request->grammar = tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::forced,
+                                            *request->forced_tools, request->parallel_tool_calls);
         } catch (const Error& e) {
           const std::string message = e.what();
           throw invalid_parameter(message.starts_with("tools[") ? message.substr(0, message.find(':')) : "tool_choice",
@@ -242,6 +242,15 @@ struct OpenAIServer::Impl {
         } catch (const grammar::GrammarError& e) {
           throw invalid_parameter(request->grammar_param, e.what());
         }
+      } else if (request->parse_tool_calls && tool_call_format != ToolCallFormat::none) {
+        // tool_choice "auto": free text, but a call, once begun, is valid (so it can
+        // stream as it is generated). With a response_format the reply is that JSON.
+        try {
+          sr.generation.grammar = grammars.get(tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::triggered));
+        } catch (const Error& e) {
+          throw invalid_parameter("tools", e.what());
+        }
+        sr.generation.grammar_trigger = tool_call_trigger(tool_call_format);
       }
       // best_of ranks choices by their tokens' log probabilities: compute them.
       sr.logprobs = request->logprobs || request->best_of > request->n;

@@ -1,6 +1,7 @@
 // Constrained decoding in the generation loop: a grammar's mask is a stage before the
-// processors, every output that ends at an eos token is in the grammar's language, and
-// a grammar without an eos token to end it is refused.
+// processors, every output that ends at an eos token is in the grammar's language, a
+// grammar without an eos token to end it is refused, and a triggered grammar applies
+// only from its trigger until its string is complete.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -189,6 +190,84 @@ TEST(ConstrainedGeneration, AGrammarThatAllowsNothingEndsTheSequence) {
   // The other sequence of the batch is not disturbed.
   EXPECT_EQ(results[1].text, "ok");
   EXPECT_EQ(results[1].finish.kind, FinishReason::Kind::eos);
+}
+
+// A model that greedily writes "Hi<tool_call> ok; more" (Hi, <tool_call>, " ok", ";",
+// " more"), then eos.
+struct TriggerModel {
+  test::TempDir dir;
+  std::unique_ptr<DecoderModel> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  TriggerModel() {
+    const std::vector<int32_t> chain = {198, 13048, 151657, 5394, 26, 803, 151645};
+    std::vector<std::pair<int32_t, int32_t>> next;
+    for (size_t i = 0; i + 1 < chain.size(); ++i) next.emplace_back(chain[i], chain[i + 1]);
+    test::write_successor_model(dir.path(), next, test::demo_model_dir());
+    model = std::make_unique<DecoderModel>(DecoderModel::load(dir.path()));
+    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(dir.path()));
+  }
+  // Greedy from "\n", each step's first stage ("" when no processor ran).
+  GenerationResult run(GenerationRequest r, std::vector<std::string>* stages) const {
+    Backend backend("cpu", 1);
+    KVCache cache(model->config(), KVType::F32, 64);
+    r.prompt = {198};
+    r.params.eos_token_ids = {151645};
+    r.params.max_new_tokens = 12;
+    r.show_top = 3;
+    return Generator::run_all(*model, backend.kernels(), cache, *tokenizer, 64, {r},
+                              [&](const GenerationEvent& e) {
+                                stages->push_back(e.trace->steps.empty() ? "" : e.trace->steps.front().setting);
+                              })
+        .front();
+  }
+};
+
+TEST(ConstrainedGeneration, ATriggeredGrammarAppliesFromItsTriggerUntilComplete) {
+  TriggerModel f;
+  ASSERT_EQ(f.tokenizer->encode("Hi<tool_call> ok; more"), (std::vector<int32_t>{13048, 151657, 5394, 26, 803}));
+  GenerationRequest r;
+  r.grammar_trigger = "<tool_call>";
+
+  // The grammar allows what the model writes: the same text, and the mask is a stage
+  // exactly on the steps after the trigger up to the grammar's end.
+  r.grammar = grammar::Grammar::from_gbnf(R"(root ::= " ok;")");
+  std::vector<std::string> stages;
+  GenerationResult out = f.run(r, &stages);
+  EXPECT_EQ(out.text, "Hi<tool_call> ok; more");
+  EXPECT_EQ(out.finish.kind, FinishReason::Kind::eos);
+  EXPECT_EQ(stages, (std::vector<std::string>{"", "", "grammar", "grammar", "", ""}));
+
+  // A grammar the model would not follow: after the trigger it writes the grammar's
+  // string, then is free again (" more" and eos are the model's own).
+  r.grammar = grammar::Grammar::from_gbnf(R"(root ::= " no" ";")");
+  stages.clear();
+  out = f.run(r, &stages);
+  EXPECT_TRUE(out.text.starts_with("Hi<tool_call> no;")) << out.text;
+  ASSERT_GE(stages.size(), 4u);
+  EXPECT_EQ(stages[0], "");
+  EXPECT_EQ(stages[1], "");
+  EXPECT_EQ(stages[2], "grammar");
+  const size_t constrained = static_cast<size_t>(std::count(stages.begin(), stages.end(), "grammar"));
+  // Every constrained step wrote part of " no;", and nothing after it was constrained.
+  EXPECT_LE(constrained, 4u);
+  for (size_t i = 2; i < stages.size(); ++i) EXPECT_EQ(stages[i] == "grammar", i < 2 + constrained) << i;
+
+  // Without the trigger in the output the grammar never applies; and a triggered grammar
+  // needs no eos token, but a trigger needs a grammar.
+  r.grammar_trigger = "<nothing>";
+  stages.clear();
+  out = f.run(r, &stages);
+  EXPECT_EQ(out.text, "Hi<tool_call> ok; more");
+  for (const std::string& s : stages) EXPECT_EQ(s, "");
+  Backend backend("cpu", 1);
+  KVCache cache(f.model->config(), KVType::F32, 64);
+  Generator gen(*f.model, backend.kernels(), cache, *f.tokenizer, 64);
+  GenerationRequest no_eos{{198}, {}};
+  no_eos.grammar = grammar::Grammar::from_gbnf(R"(root ::= "x")");
+  no_eos.grammar_trigger = "<tool_call>";
+  EXPECT_NO_THROW(gen.add(no_eos));
+  no_eos.grammar.reset();
+  EXPECT_NE(test::thrown_error([&] { gen.add(no_eos); }).find("needs a grammar"), std::string::npos);
 }
 
 }  // namespace

@@ -247,8 +247,9 @@ TEST(ToolCallResponses, ACallChunkCarriesTheTokensLogprobsWhenItHasNoText) {
   const CompletionRequest r =
       parse_completion_request(body(kTools + R"(, "logprobs": true, "stream": true)"), Endpoint::chat_completions);
   ResponseBuilder b(r, s.tokenizer, "chatcmpl-x", 0, "m", {}, 0, ToolCallFormat::hermes, &s.ids);
-  // Every token makes a chunk with its logprobs; the one that closes the block makes the
-  // call's two chunks, the first with its logprobs.
+  // Every token makes a chunk with its logprobs: a token with no text, the first of its
+  // call chunks. In 10-byte tokens the arguments begin in the 5th ('uments": {': the
+  // call's head and "{"), and go on in the 6th and 7th.
   size_t with_logprobs = 0, calls = 0;
   const std::vector<StreamedToken> tokens = tokens_of(kWeather, 10);
   for (const StreamedToken& t : tokens) {
@@ -262,7 +263,7 @@ TEST(ToolCallResponses, ACallChunkCarriesTheTokensLogprobsWhenItHasNoText) {
     }
   }
   EXPECT_EQ(with_logprobs, tokens.size());
-  EXPECT_EQ(calls, 2u);
+  EXPECT_EQ(calls, 4u);
 }
 
 TEST(ToolCallResponses, ReasoningThenACall) {
@@ -409,9 +410,9 @@ TEST(ToolCallRequests, AToolRoundTripRendersAsTheTemplateExpects) {
 // A Qwen2.5 checkpoint whose greedy reply after the generation prompt ("...assistant\n")
 // is kReplyText then <|im_end|>: each token of it distinct, each followed by the next.
 const std::string kReplyText = R"(Sure.<tool_call>{"name":"get_weather","arguments":{"city": "Paris"}}</tool_call>)";
-void write_calling_model(const std::string& dir) {
+void write_calling_model(const std::string& dir, const std::string& reply = kReplyText) {
   const Tokenizer tokenizer = load_model_tokenizer(demo_model_dir());
-  std::vector<int32_t> ids = tokenizer.encode(kReplyText);
+  std::vector<int32_t> ids = tokenizer.encode(reply);
   ids.insert(ids.begin(), 198);  // the prompt's last token, "\n"
   ids.push_back(151645);         // <|im_end|>, eos
   std::vector<std::pair<int32_t, int32_t>> next;
@@ -469,6 +470,38 @@ TEST(ToolCallServer, AModelsCallReachesTheClient) {
       {"role": "tool", "tool_call_id": "call_1", "content": "21 C"}]})";
   const HttpReply next = post_json(s, "/v1/chat/completions", next_step);
   EXPECT_EQ(next.status, 200) << next.body;
+}
+
+// A model that begins a call it would get wrong (the city unquoted): under tool_choice
+// "auto" the grammar after <tool_call> keeps it a valid call, so it can stream as it is
+// generated, its name first and its arguments in pieces.
+TEST(ToolCallServer, ACallTheModelBeginsIsAValidCall) {
+  TempDir dir;
+  write_calling_model(dir.path(), R"(Sure.<tool_call>{"name":"get_weather","arguments":{"city": Paris}}</tool_call>)");
+  TestServer s(dir.path());
+  const std::string tools =
+      R"("tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+          "properties": {"city": {"enum": ["Paris", "Lyon"]}}}}}, {"type": "function", "function": {"name": "get_time"}}])";
+  // Greedy: where the mask removes the model's choice, every allowed token has the same
+  // logit, so the lowest id is taken.
+  const HttpReply r = post_json(s, "/v1/chat/completions", body(tools + R"(, "stream": true, "temperature": 0, "max_tokens": 60)"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::vector<OJson> chunks;
+  for (const std::string& d : sse_data(r.body))
+    if (d != "[DONE]") chunks.push_back(OJson::parse(d));
+  size_t argument_pieces = 0;
+  for (const OJson& c : chunks)
+    if (!c["choices"].empty() && c["choices"][0]["delta"].contains("tool_calls") &&
+        !c["choices"][0]["delta"]["tool_calls"][0].contains("id"))
+      ++argument_pieces;
+  const Reassembled st = reassemble(chunks);
+  EXPECT_TRUE(st.message["content"].get<std::string>().starts_with("Sure.")) << r.body;
+  ASSERT_EQ(st.message["tool_calls"].size(), 1u) << r.body;
+  const OJson& function = st.message["tool_calls"][0]["function"];
+  EXPECT_EQ(function["name"], "get_weather");
+  const OJson arguments = OJson::parse(function["arguments"].get<std::string>());
+  EXPECT_EQ(arguments, OJson({{"city", "Lyon"}})) << r.body;  // "L" has a lower id than "P"
+  EXPECT_GT(argument_pieces, 1u) << "the arguments in pieces as generated";
 }
 
 TEST(ToolCallServer, ToolCallParserNoneLeavesTheTextAlone) {
