@@ -27,7 +27,6 @@ json-u4 ::= [0-9a-cA-CeEfF] json-hex json-hex json-hex | [dD] [0-7] json-hex jso
 json-char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" json-u4)
 json-string ::= "\"" json-char* "\"" space
 json-number ::= "-"? json-unsigned-number space
-json-nonneg-number ::= json-unsigned-number space
 json-unsigned-number ::= ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?
 json-integer ::= "-"? ("0" | [1-9] [0-9]{0,18}) space
 json-boolean ::= ("true" | "false") space
@@ -421,6 +420,183 @@ std::string uint_range(uint64_t lo, bool has_hi, uint64_t hi) {
   return out;
 }
 
+// ---- number ranges ----
+//
+// Bounds on non-integer numbers, exactly: the instances are written as plain decimals
+// ("-"? integer ("." digits)?) compared digit by digit with the bounds' decimal digits.
+// Exponents are written only where no bound limits them (a half-line from 0).
+
+// A bound's decimal expansion: integer digits (no leading zeros, "0" for none) and
+// fraction digits (no trailing zeros).
+struct Decimal {
+  bool negative = false;
+  std::string integer = "0";
+  std::string fraction;
+  bool is_zero() const { return integer == "0" && fraction.empty(); }
+};
+
+// `text` as nlohmann writes a number (shortest round trip: "0.1", "-2.5", "1e-05").
+std::optional<Decimal> parse_decimal(std::string_view text) {
+  Decimal d;
+  size_t i = 0;
+  if (i < text.size() && text[i] == '-') d.negative = true, ++i;
+  std::string digits;
+  int64_t point = -1;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'); ++i) {
+    if (text[i] == '.') point = static_cast<int64_t>(digits.size());
+    else digits += text[i];
+  }
+  if (point < 0) point = static_cast<int64_t>(digits.size());
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    int64_t exp = 0;
+    try {
+      exp = std::stoll(std::string(text.substr(i + 1)));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (exp > 40 || exp < -40) return std::nullopt;
+    point += exp;
+  }
+  // Shift the point into the digits.
+  while (point < 0) digits.insert(digits.begin(), '0'), ++point;
+  while (static_cast<size_t>(point) > digits.size()) digits += '0';
+  d.integer = digits.substr(0, static_cast<size_t>(point));
+  d.fraction = digits.substr(static_cast<size_t>(point));
+  d.integer.erase(0, std::min(d.integer.find_first_not_of('0'), d.integer.size()));
+  if (d.integer.empty()) d.integer = "0";
+  while (!d.fraction.empty() && d.fraction.back() == '0') d.fraction.pop_back();
+  if (d.integer.size() > 18 || d.fraction.size() > 40) return std::nullopt;
+  if (d.is_zero()) d.negative = false;
+  return d;
+}
+
+// A bound on the digits of a fraction still to come: the rest of the bound's fraction
+// digits, strict or not; inactive when every continuation satisfies it.
+struct FractionBound {
+  bool active = false;
+  std::string rest;
+  bool strict = false;
+};
+
+// Fraction digit strings t (possibly empty: the number has no fraction) with 0.t above
+// `lo` and below `hi`, as an optional GBNF expression (nullopt: none).
+class FractionRange {
+ public:
+  // Strings of at least one digit; then with the empty string when it satisfies both.
+  std::optional<std::string> digits(const FractionBound& lo, const FractionBound& hi) {
+    // The states that step to themselves on '0' (an exhausted bound's rest is zeros).
+    const bool lo_free = !lo.active, hi_free = !hi.active;
+    const bool lo_positive = lo.active && lo.rest.empty();  // strict 0: a nonzero digit must come
+    const bool hi_zero = hi.active && hi.rest.empty();      // only zeros may come (strict: nothing)
+    if (hi_zero && (hi.strict || lo_positive)) return std::nullopt;
+    if (hi_zero && lo_free) return "\"0\"{1,16}";
+    if (lo_positive && hi_free) return "\"0\"{0,15} [1-9] [0-9]{0,15}";
+    if (lo_free && hi_free) return "[0-9]{1,16}";
+    // Otherwise a bound with digits left: each step shortens one.
+    std::vector<std::string> alts;
+    for (int d = 0; d <= 9;) {
+      const auto next_lo = step_lo(lo, static_cast<char>('0' + d));
+      const auto next_hi = step_hi(hi, static_cast<char>('0' + d));
+      int e = d;  // digits d..e lead to the same states
+      while (e < 9 && same(step_lo(lo, static_cast<char>('0' + e + 1)), next_lo) &&
+             same(step_hi(hi, static_cast<char>('0' + e + 1)), next_hi))
+        ++e;
+      if (next_lo && next_hi) {
+        const std::string cls = d == e ? str_cat("\"", static_cast<char>('0' + d), "\"")
+                                       : str_cat("[", static_cast<char>('0' + d), "-", static_cast<char>('0' + e), "]");
+        if (const auto tail = any(*next_lo, *next_hi)) alts.push_back(*tail == "\"\"" ? cls : cls + " (" + *tail + ")");
+      }
+      d = e + 1;
+    }
+    if (alts.empty()) return std::nullopt;
+    std::string out;
+    for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
+    return out;
+  }
+
+  // Strings of any length (the empty one included when allowed).
+  std::optional<std::string> any(const FractionBound& lo, const FractionBound& hi) {
+    const bool empty_ok = allows_end(lo, hi);
+    const auto more = digits(lo, hi);
+    if (!more) return empty_ok ? std::optional<std::string>("\"\"") : std::nullopt;
+    return empty_ok ? "(" + *more + ")?" : *more;
+  }
+
+  // The fraction part of a number: nothing, or "." and digits.
+  std::optional<std::string> part(const FractionBound& lo, const FractionBound& hi) {
+    const bool empty_ok = allows_end(lo, hi);
+    const auto more = digits(lo, hi);
+    if (!more) return empty_ok ? std::optional<std::string>("\"\"") : std::nullopt;
+    return "(\".\" (" + *more + "))" + (empty_ok ? "?" : "");
+  }
+
+ private:
+  // The digits so far end the fraction: the rest is 0.
+  static bool allows_end(const FractionBound& lo, const FractionBound& hi) {
+    const bool lo_ok = !lo.active;  // an active lower bound has digits left or is strict 0
+    const bool hi_ok = !hi.active || !hi.rest.empty() || !hi.strict;
+    return lo_ok && hi_ok;
+  }
+  static std::optional<FractionBound> step_lo(const FractionBound& lo, char d) {
+    if (!lo.active) return lo;
+    const char b = lo.rest.empty() ? '0' : lo.rest[0];
+    if (d < b) return std::nullopt;
+    if (d > b) return FractionBound{};
+    FractionBound next{true, lo.rest.empty() ? "" : lo.rest.substr(1), lo.strict};
+    if (next.rest.empty() && !next.strict) next.active = false;
+    return next;
+  }
+  static std::optional<FractionBound> step_hi(const FractionBound& hi, char d) {
+    if (!hi.active) return hi;
+    const char b = hi.rest.empty() ? '0' : hi.rest[0];
+    if (d > b) return std::nullopt;
+    if (d < b) return FractionBound{};
+    return FractionBound{true, hi.rest.empty() ? "" : hi.rest.substr(1), hi.strict};
+  }
+  static bool same(const std::optional<FractionBound>& a, const std::optional<FractionBound>& b) {
+    if (!a || !b) return !a && !b;
+    return a->active == b->active && (!a->active || (a->rest == b->rest && a->strict == b->strict));
+  }
+};
+
+// One end of a range of magnitudes: the decimal and whether it is excluded.
+struct MagnitudeBound {
+  Decimal value;
+  bool strict = false;
+};
+
+// Unsigned plain decimals in [lo, hi] (each end optional: from 0, unbounded above).
+std::optional<std::string> magnitude_range(const std::optional<MagnitudeBound>& lo, const std::optional<MagnitudeBound>& hi) {
+  FractionRange fr;
+  // A lower bound with no fraction digits left and not strict allows any; an upper one
+  // allows only zeros.
+  const auto lower = [](const MagnitudeBound& b) {
+    return FractionBound{!b.value.fraction.empty() || b.strict, b.value.fraction, b.strict};
+  };
+  const auto upper = [](const MagnitudeBound& b) { return FractionBound{true, b.value.fraction, b.strict}; };
+  const FractionBound free;
+  std::vector<std::string> alts;
+  const auto add = [&](const std::string& integer, const std::optional<std::string>& fraction) {
+    if (fraction) alts.push_back(*fraction == "\"\"" ? integer : integer + " " + *fraction);
+  };
+  const uint64_t ilo = lo ? std::stoull(lo->value.integer) : 0;
+  if (lo && hi && lo->value.integer == hi->value.integer) {
+    add(gbnf_literal(lo->value.integer), fr.part(lower(*lo), upper(*hi)));
+  } else {
+    const uint64_t ihi = hi ? std::stoull(hi->value.integer) : 0;
+    if (hi && ihi < ilo) return std::nullopt;
+    if (lo) add(gbnf_literal(lo->value.integer), fr.part(lower(*lo), free));
+    const uint64_t from = lo ? ilo + 1 : 0;
+    if (!hi) add("(" + uint_range(from, false, 0) + ")", fr.part(free, free));
+    else if (ihi >= 1 && from <= ihi - 1) add("(" + uint_range(from, true, ihi - 1) + ")", fr.part(free, free));
+    if (hi) add(gbnf_literal(hi->value.integer), fr.part(free, upper(*hi)));
+  }
+  if (alts.empty()) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + ("(" + alts[i] + ")");
+  return out;
+}
+
 // ---- the converter ----
 
 const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"};
@@ -622,16 +798,7 @@ class SchemaConverter {
     if (type == "boolean") return "json-boolean";
     if (type == "string") return string_expr(s, path);
     if (type == "integer") return integer_expr(s, path);
-    if (type == "number") {
-      for (const char* k : {"minimum", "exclusiveMinimum"})
-        if (s.contains(k)) {
-          if (!s[k].is_number()) error(child_path(path, k), str_cat("'", k, "' must be a number"));
-          if (s[k].get<double>() >= 0) return "json-nonneg-number";
-        }
-      for (const char* k : {"maximum", "exclusiveMaximum"})
-        if (s.contains(k) && !s[k].is_number()) error(child_path(path, k), str_cat("'", k, "' must be a number"));
-      return "json-number";
-    }
+    if (type == "number") return number_expr(s, path);
     if (type == "array") return array_expr(s, path, hint, depth);
     if (type == "object") return object_expr(s, path, hint, depth);
     error(child_path(path, "type"), str_cat("unknown type \"", text_excerpt(type), "\""));
@@ -724,6 +891,71 @@ class SchemaConverter {
       uint64_t to = has_lo ? static_cast<uint64_t>(-(lo + 1)) + 1 : 0;
       alts.push_back("\"-\" (" + uint_range(from, has_lo, to) + ")");
     }
+    std::string out = "(";
+    for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
+    return out + ") space";
+  }
+
+  std::string number_expr(const OrderedJson& s, const std::string& path) {
+    // The tightest bound at each end, as exact decimals.
+    struct End {
+      Decimal value;
+      bool strict = false;
+    };
+    std::optional<End> lo, hi;
+    const auto compare = [](const Decimal& a, const Decimal& b) {  // -1, 0, 1
+      if (a.negative != b.negative) return a.negative ? -1 : 1;
+      const int sign = a.negative ? -1 : 1;
+      if (a.integer.size() != b.integer.size()) return a.integer.size() < b.integer.size() ? -sign : sign;
+      if (const int c = a.integer.compare(b.integer); c != 0) return c < 0 ? -sign : sign;
+      if (const int c = a.fraction.compare(b.fraction); c != 0) return c < 0 ? -sign : sign;
+      return 0;
+    };
+    const auto bound = [&](const char* key, bool lower, bool strict) {
+      if (!s.contains(key)) return;
+      const OrderedJson& v = s[key];
+      if (!v.is_number()) error(child_path(path, key), str_cat("'", key, "' must be a number"));
+      const std::optional<Decimal> d = parse_decimal(v.dump());
+      if (!d) error(child_path(path, key), str_cat("'", key, "' is out of the supported range (below 1e18, at most 40 decimals)"));
+      std::optional<End>& end = lower ? lo : hi;
+      const int c = end ? compare(*d, end->value) : 0;
+      if (!end || (lower ? c > 0 : c < 0) || (c == 0 && strict)) end = End{*d, strict};
+    };
+    bound("minimum", true, false);
+    bound("exclusiveMinimum", true, true);
+    bound("maximum", false, false);
+    bound("exclusiveMaximum", false, true);
+    if (!lo && !hi) return "json-number";
+    if (lo && hi) {
+      const int c = compare(lo->value, hi->value);
+      if (c > 0 || (c == 0 && (lo->strict || hi->strict))) error(path, "no number satisfies the bounds");
+    }
+    const Decimal zero;
+    std::vector<std::string> alts;
+    // Non-negative numbers: [max(lo, 0), hi].
+    if (!hi || !hi->value.negative) {
+      const bool from_zero = !lo || lo->value.negative || (lo->value.is_zero() && !lo->strict);
+      if (from_zero && !hi) {
+        alts.push_back("json-unsigned-number");
+      } else if (!(hi && hi->value.is_zero() && hi->strict)) {
+        std::optional<MagnitudeBound> a, b;
+        if (!from_zero) a = MagnitudeBound{lo->value, lo->strict};
+        if (hi) b = MagnitudeBound{hi->value, hi->strict};
+        if (auto r = magnitude_range(a, b)) alts.push_back("(" + *r + ")");
+      }
+    }
+    // Negative numbers: magnitudes in [max(-hi, 0), -lo], above 0 (0 is written "0").
+    if (!lo || lo->value.negative) {
+      if (!lo && (!hi || !hi->value.negative)) {
+        alts.push_back("\"-\" json-unsigned-number");
+      } else {
+        std::optional<MagnitudeBound> a = MagnitudeBound{zero, true}, b;
+        if (hi && hi->value.negative) a = MagnitudeBound{Decimal{false, hi->value.integer, hi->value.fraction}, hi->strict};
+        if (lo) b = MagnitudeBound{Decimal{false, lo->value.integer, lo->value.fraction}, lo->strict};
+        if (auto r = magnitude_range(a, b)) alts.push_back("\"-\" (" + *r + ")");
+      }
+    }
+    if (alts.empty()) error(path, "no number satisfies the bounds");
     std::string out = "(";
     for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
     return out + ") space";

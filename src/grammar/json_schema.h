@@ -23,8 +23,10 @@
 //   minLength, maxLength (code points, escapes count as one)
 //   format          date, time, date-time, uuid; others are refused.
 //   minimum, maximum, exclusiveMinimum, exclusiveMaximum
-//                   integers: enforced exactly (within int64). numbers: only the sign is
-//                   enforced (minimum >= 0 forbids a minus sign); other bounds are not.
+//                   enforced exactly. integers: within int64. numbers: bounds below 1e18
+//                   with at most 40 decimals, compared digit by digit with the bound's
+//                   shortest decimal form (0.1 is 0.1, not the double nearest it); where a
+//                   bound limits them, numbers are written as plain decimals (no exponent).
 //   anyOf, $ref ("#", "#/$defs/name", "#/definitions/name"; local only), $defs, definitions
 //   Annotations (title, description, default, examples, $schema, $id, $comment) are
 //   ignored. Every other keyword is refused, naming it and its JSON path.

@@ -126,9 +126,9 @@ bool validate(const OrderedJson& v, const OrderedJson& s, const OrderedJson& roo
 
 using test::accepts;
 
-// Strict schemas (additionalProperties false, as OpenAI's strict mode asks), with no
-// bounds on non-integer numbers beyond the sign: for these the grammar's language is
-// exactly the valid instances, with properties in the declared order.
+// Strict schemas (additionalProperties false, as OpenAI's strict mode asks), with
+// non-integer numbers bounded only at 0 (where exponents stay): for these the grammar's
+// language is exactly the valid instances, with properties in the declared order.
 const char* const kPersonSchema = R"({
   "type": "object",
   "properties": {
@@ -393,6 +393,74 @@ TEST(GrammarJsonSchema, IntegerBoundsAreExact) {
   Grammar nonneg = json_schema_grammar(std::string_view(R"({"type":"number","minimum":0})"));
   EXPECT_TRUE(accepts(nonneg, "1.5e3"));
   EXPECT_FALSE(accepts(nonneg, "-1"));
+}
+
+// Bounds on non-integer numbers, exactly: every accepted string is within them, and every
+// plain decimal within them is accepted (exponent forms are written only on a half-line
+// from 0).
+TEST(GrammarJsonSchema, NumberBoundsAreExact) {
+  const std::vector<std::string> schemas = {
+      R"({"type": "number", "minimum": 0.25, "maximum": 2.5})",
+      R"({"type": "number", "exclusiveMinimum": -1.5, "exclusiveMaximum": 0})",
+      R"({"type": "number", "minimum": -0.05, "exclusiveMaximum": 0.05})",
+      R"({"type": "number", "exclusiveMinimum": 0})",
+      R"({"type": "number", "maximum": -0.1})",
+      R"({"type": "number", "maximum": 0})",
+      R"({"type": "number", "minimum": 1e-05, "maximum": 0.5})",
+      R"({"type": "number", "minimum": 0, "maximum": 0})",
+      R"({"type": "number", "minimum": 10, "maximum": 20.75})",
+      R"({"type": "number", "exclusiveMinimum": 2.5, "maximum": 2.75})",
+      R"({"type": "number", "minimum": -20, "maximum": -10.5, "exclusiveMaximum": -10.5})",
+      R"({"type": "number", "minimum": 3, "exclusiveMinimum": 2.999, "maximum": 100})",
+      R"({"minimum": -7.125})",
+  };
+  std::vector<std::string> candidates;
+  for (int i = -25; i <= 25; ++i)
+    for (const char* f : {"", ".0", ".00001", ".00002", ".05", ".0499", ".1", ".125", ".25", ".2499", ".25001", ".5", ".75",
+                          ".7501", ".999", ".9999999"}) {
+      const std::string integer = std::to_string(std::abs(i));
+      candidates.push_back((i < 0 ? "-" : "") + integer + f);
+    }
+  for (const char* e : {"1e2", "2.5E-1", "-1e-3", "0e0", "-0", "-0.5e1", "00.5", "1.", ".5", "+1"}) candidates.push_back(e);
+  for (const std::string& text : schemas) {
+    SCOPED_TRACE(text);
+    const OrderedJson schema = OrderedJson::parse(text);
+    const Grammar g = json_schema_grammar(std::string_view(text));
+    size_t accepted = 0;
+    for (const std::string& c : candidates) {
+      OrderedJson value;
+      try {
+        value = OrderedJson::parse(c);
+      } catch (const std::exception&) {
+        EXPECT_FALSE(accepts(g, c)) << c;
+        continue;
+      }
+      const bool valid = validate(value, schema, schema);
+      const bool plain = c.find_first_of("eE") == std::string::npos && !c.starts_with("-0");
+      const bool in = accepts(g, c);
+      accepted += in;
+      EXPECT_TRUE(!in || valid) << c << " accepted but out of bounds";
+      EXPECT_TRUE(in || !valid || !plain) << c << " within bounds but refused";
+    }
+    EXPECT_GT(accepted, 0u);
+  }
+  const auto error_of = [](const std::string& schema) -> std::string {
+    try {
+      json_schema_grammar(std::string_view(schema));
+    } catch (const GrammarError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  // Exponents where no bound limits them.
+  EXPECT_TRUE(accepts(json_schema_grammar(std::string_view(R"({"type": "number", "minimum": -1})")), "1.5e3"));
+  EXPECT_FALSE(accepts(json_schema_grammar(std::string_view(R"({"type": "number", "minimum": 1})")), "1.5e3"));
+  for (const std::string bad : {R"({"type": "number", "minimum": 1, "exclusiveMaximum": 1})",
+                                R"({"type": "number", "minimum": 2.5, "maximum": 2.25})",
+                                R"({"type": "number", "exclusiveMinimum": 0, "maximum": 0})"}) {
+    EXPECT_NE(error_of(bad).find("no number satisfies the bounds"), std::string::npos) << bad;
+  }
+  EXPECT_NE(error_of(R"({"type": "number", "maximum": 1e300})").find("at #/maximum"), std::string::npos);
 }
 
 TEST(GrammarJsonSchema, PatternsAgreeWithPcre2) {
