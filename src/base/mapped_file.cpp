@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -90,6 +91,17 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     other.size_ = 0;
   }
   return *this;
+}
+
+void MappedFile::release_pages(const std::byte* begin, size_t bytes) const {
+  if (data_ == nullptr || begin < data_ || begin > data_ + size_) return;
+  bytes = std::min(bytes, static_cast<size_t>(data_ + size_ - begin));
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + bytes) / page * page;
+  // Only whole pages: a neighbour's bytes in a shared page may be read in place. A
+  // read-only private file map has no private copies to lose.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 void MappedFile::release() {

@@ -32,6 +32,12 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // These bytes of the map will not be read again soon: the whole pages among them leave
+  // this process's memory (they stay in the page cache, and reading them again maps them
+  // back in, so this never changes what is read). For weights converted at load: the
+  // source is not kept resident beside its conversion. Bytes outside the map are ignored.
+  void release_pages(const std::byte* begin, size_t bytes) const;
+
  private:
   void release();
   std::string path_;

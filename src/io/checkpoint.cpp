@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string_view>
 
@@ -177,6 +178,30 @@ size_t Checkpoint::weight_bytes() const {
   size_t n = 0;
   for (const auto& [_, t] : by_name_) n += t.nbytes;
   return n;
+}
+
+void Checkpoint::release_pages(const std::byte* begin, size_t bytes) const {
+  // Each map ignores what is not its own.
+  for (const auto& file : files_) file->mapping().release_pages(begin, bytes);
+  if (gguf_)
+    for (const GgufFile& part : gguf_->parts()) part.mapping().release_pages(begin, bytes);
+}
+
+void Checkpoint::release_pages_except(std::vector<std::pair<const std::byte*, size_t>> keep) const {
+  std::sort(keep.begin(), keep.end());
+  auto release_gaps = [&](const MappedFile& map) {
+    // The gaps between kept ranges; release_pages keeps a page a kept range touches.
+    const std::byte* from = map.data();
+    for (const auto& [begin, bytes] : keep) {
+      if (begin + bytes <= map.data() || begin >= map.data() + map.size()) continue;
+      if (begin > from) map.release_pages(from, static_cast<size_t>(begin - from));
+      from = std::max(from, begin + bytes);
+    }
+    if (from < map.data() + map.size()) map.release_pages(from, static_cast<size_t>(map.data() + map.size() - from));
+  };
+  for (const auto& file : files_) release_gaps(file->mapping());
+  if (gguf_)
+    for (const GgufFile& part : gguf_->parts()) release_gaps(part.mapping());
 }
 
 }  // namespace glass

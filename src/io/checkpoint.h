@@ -62,6 +62,11 @@ class Checkpoint {
   // Every tensor, sorted by name.
   std::vector<const CheckpointTensor*> tensors() const;
   size_t weight_bytes() const;
+  // A tensor's bytes (or part of them) will not be read again: their whole pages leave
+  // this process's memory (MappedFile::release_pages). For weights converted at load.
+  void release_pages(const std::byte* begin, size_t bytes) const;
+  // Every page of the weight files but those holding bytes of `keep` (ranges read in place).
+  void release_pages_except(std::vector<std::pair<const std::byte*, size_t>> keep) const;
 
  private:
   void open_folder();

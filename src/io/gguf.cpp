@@ -689,6 +689,7 @@ uint32_t GgufFile::alignment() const { return contents_->alignment; }
 uint64_t GgufFile::data_offset() const { return contents_->data_offset; }
 size_t GgufFile::file_size() const { return contents_->file.size(); }
 std::span<const std::byte> GgufFile::bytes() const { return {contents_->file.data(), contents_->file.size()}; }
+const MappedFile& GgufFile::mapping() const { return contents_->file; }
 const GgufMetadata& GgufFile::metadata() const { return contents_->metadata; }
 std::span<const GgufTensor> GgufFile::tensors() const { return contents_->tensors; }
 

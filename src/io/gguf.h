@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/mapped_file.h"
 #include "quant/weight_type.h"
 
 namespace glass {
@@ -340,6 +341,7 @@ class GgufFile {
   size_t file_size() const;
   // The whole mapped file (strings, arrays and tensor data are views into it).
   std::span<const std::byte> bytes() const;
+  const MappedFile& mapping() const;
   const GgufMetadata& metadata() const;
   // In file order.
   std::span<const GgufTensor> tensors() const;

@@ -45,6 +45,7 @@ class SafetensorsFile {
   const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const TensorInfo* find(const std::string& name) const;
+  const MappedFile& mapping() const { return file_; }
 
  private:
   MappedFile file_;

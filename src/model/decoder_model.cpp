@@ -95,27 +95,34 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   const WeightType target = target_type.value_or(w.type);
   // Used in place from the map, as stored (a GGUF's q8_0 / q4_0 rows run row-major), unless
   // the CPU's tiles want their own layout.
-  if (target == w.type && aligned && !cpu_layout_tiles(w)) return w;
+  if (target == w.type && aligned && !cpu_layout_tiles(w)) {
+    in_place_.emplace_back(w.data, w.bytes());
+    return w;
+  }
 
   if (!row_fits(target, cols))
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values; ", weight_type_name(target),
          " needs a multiple of ", traits(target).block_values);
-  // Realign (the header length was odd) or convert, row by row.
+  // Realign (the header length was odd) or convert, row by row. The map's bytes of what
+  // is copied or converted leave memory as soon as they are read (Checkpoint::release_pages):
+  // a load holds the weights it computes with and a bounded window of the source.
   WeightMatrix src = w;
+  std::unique_ptr<std::byte[]> copy;
   if (!aligned) {
-    auto copy = std::make_unique<std::byte[]>(w.bytes());
+    copy = std::make_unique<std::byte[]>(w.bytes());
     std::memcpy(copy.get(), w.data, w.bytes());
+    checkpoint_->release_pages(w.data, w.bytes());
     src.data = copy.get();
     if (target == w.type) {
       if (cpu_layout_tiles(src)) src = cpu_layout(src, copy);
       owned_.push_back(std::move(copy));
       return src;
     }
-    owned_.push_back(std::move(copy));
   } else if (target == w.type) {  // in place but for the tiles
-    std::unique_ptr<std::byte[]> tiles;  // the map's bytes stay where they are
+    std::unique_ptr<std::byte[]> tiles;
     const WeightMatrix tiled = cpu_layout(src, tiles);
     owned_.push_back(std::move(tiles));
+    if (tiled.data != w.data) checkpoint_->release_pages(w.data, w.bytes());
     return tiled;
   }
   WeightMatrix dst = w;
@@ -125,11 +132,18 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   // Rows convert independently; a few threads make q8_0 / q4_0 loading about as many
   // times faster (the rounding is most of a load's time).
   const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, rows));
+  const int64_t rows_per_release = std::max<int64_t>(1, int64_t{4 << 20} / static_cast<int64_t>(src.row_bytes));
   auto convert = [&](int64_t begin, int64_t end) {
     std::vector<float> values(static_cast<size_t>(cols));
+    int64_t done = begin;  // rows before this one are released
     for (int64_t r = begin; r < end; ++r) {
       dequantize_row(src, r, values.data());
       quantize_row(target, values.data(), cols, buffer.get() + static_cast<size_t>(r) * dst.row_bytes);
+      if (!copy && (r + 1 - done == rows_per_release || r + 1 == end)) {
+        checkpoint_->release_pages(src.data + static_cast<size_t>(done) * src.row_bytes,
+                                   static_cast<size_t>(r + 1 - done) * src.row_bytes);
+        done = r + 1;
+      }
     }
   };
   {
@@ -137,6 +151,9 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     for (int64_t i = 1; i < workers; ++i) threads.emplace_back(convert, rows * i / workers, rows * (i + 1) / workers);
     convert(0, rows / workers);
   }
+  // The pages the workers' ranges share.
+  if (!copy) checkpoint_->release_pages(w.data, w.bytes());
+  copy.reset();  // a realigned source is not needed past its conversion
   dst.data = buffer.get();
   dst = cpu_layout(dst, buffer);  // the layout the CPU kernels read fastest (interleaved, or AMX tiles)
   owned_.push_back(std::move(buffer));
@@ -219,9 +236,14 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
     report();
   }
   refuse_unused_tensors();
+  // What the model reads in place stays mapped; the rest of the files (converted sources,
+  // the header, norms read into floats, pages the kernel mapped around those) leaves.
+  checkpoint_->release_pages_except(in_place_);
   if (options.progress) options.progress(total_bytes, total_bytes);
   used_.clear();
   used_.shrink_to_fit();
+  in_place_.clear();
+  in_place_.shrink_to_fit();
 }
 
 WeightType DecoderModel::weight_type() const {

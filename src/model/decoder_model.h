@@ -94,6 +94,7 @@ class DecoderModel {
   size_t loaded_bytes_ = 0;        // of the distinct tensors checked so far (for LoadOptions::progress)
   const CheckpointTensor* last_checked_ = nullptr;
   std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted or realigned weights
+  std::vector<std::pair<const std::byte*, size_t>> in_place_;  // while loading: weights read from the map
   WeightMatrix embed_;
   WeightMatrix lm_head_;
   std::vector<float> final_norm_;

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "kernels/backend.h"
 #include "kernels/reference_kernels.h"
@@ -117,6 +120,59 @@ TEST(DecoderModel, ConvertedWeightTypesStayClose) {
     EXPECT_LT(std::sqrt(err / norm), tol) << weight_type_name(t);
     EXPECT_GT(err, 0.0) << weight_type_name(t) << " should differ from f32 at all";
   }
+}
+
+// The bytes of `path` mapped into this process's memory now (Rss of its maps in
+// /proc/self/smaps; mincore would report the page cache instead).
+size_t resident_mapped_bytes(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool ours = false;
+  size_t kb = 0;
+  while (std::getline(smaps, line)) {
+    // A map's header: "start-end perms offset dev inode   path".
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' ')) {
+      ours = line.size() >= path.size() && line.ends_with(path);
+    } else if (ours && line.starts_with("Rss:")) {
+      kb += std::stoull(line.substr(4));
+    }
+  }
+  return kb * 1024;
+}
+
+// A load that converts the weights leaves their source in the page cache, not in the
+// process: peak memory is the converted weights plus a bounded window of the source.
+TEST(DecoderModel, ConvertingAtLoadReleasesTheSourcePages) {
+  if (!std::ifstream("/proc/self/smaps")) GTEST_SKIP() << "no /proc/self/smaps to read resident pages from";
+  TempDir tmp;
+  ModelConfig c = test::tiny_config();
+  c.vocab_size = 8192;  // a 4 MiB bf16 embedding, so whole pages dominate
+  c.hidden_size = 256;
+  c.intermediate_size = 512;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 64;
+  test::write_tiny_checkpoint(tmp.path(), c, DType::BF16);
+  const std::string weights = std::filesystem::canonical(tmp.file("model.safetensors")).string();
+  const size_t file_bytes = std::filesystem::file_size(weights);
+  for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0}) {
+    LoadOptions o;
+    o.weight_type = t;
+    const DecoderModel m = DecoderModel::load(tmp.path(), o);
+    const size_t resident = resident_mapped_bytes(weights);
+    // The header, the norms and biases read into floats, and the pages tensors share.
+    EXPECT_LT(resident, file_bytes / 20) << weight_type_name(t) << ": " << resident << " of " << file_bytes
+                                         << " bytes of the source still resident";
+    const auto logits = run_prompt(m, {3, 1, 4}, false);
+    for (float v : logits) ASSERT_TRUE(std::isfinite(v));
+  }
+  // Read in place (f32 weights as stored, on any CPU): the map is the weights.
+  TempDir f32;
+  test::write_tiny_checkpoint(f32.path(), c, DType::F32);
+  const std::string f32_weights = std::filesystem::canonical(f32.file("model.safetensors")).string();
+  const DecoderModel m = DecoderModel::load(f32.path());
+  (void)run_prompt(m, {3, 1, 4}, false);
+  EXPECT_GT(resident_mapped_bytes(f32_weights), std::filesystem::file_size(f32_weights) / 2);
 }
 
 // Rewrites dir/model.safetensors through `edit`.
