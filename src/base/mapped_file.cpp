@@ -69,16 +69,33 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     // Weights are read front to back on every decode step: ask for readahead now,
     // so the first forward pass does not wait on page faults one page at a time.
     ::madvise(p, size_, MADV_WILLNEED);
+    fd_ = fd;
+    return;
   }
   ::close(fd);
+}
+
+bool MappedFile::read(const std::byte* begin, size_t bytes, std::byte* out) const {
+  if (fd_ < 0 || begin < data_ || begin > data_ + size_ || bytes > static_cast<size_t>(data_ + size_ - begin)) return false;
+  auto offset = static_cast<off_t>(begin - data_);
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd_, out, bytes, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    offset += got;
+    bytes -= static_cast<size_t>(got);
+  }
+  return true;
 }
 
 MappedFile::~MappedFile() { release(); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_) {
+    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_), fd_(other.fd_) {
   other.data_ = nullptr;
   other.size_ = 0;
+  other.fd_ = -1;
 }
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
@@ -87,8 +104,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     path_ = std::move(other.path_);
     data_ = other.data_;
     size_ = other.size_;
+    fd_ = other.fd_;
     other.data_ = nullptr;
     other.size_ = 0;
+    other.fd_ = -1;
   }
   return *this;
 }
@@ -106,8 +125,10 @@ void MappedFile::release_pages(const std::byte* begin, size_t bytes) const {
 
 void MappedFile::release() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
   data_ = nullptr;
   size_ = 0;
+  fd_ = -1;
 }
 
 std::string read_text_file(const std::string& path, int64_t max_bytes, const char* what) {

@@ -37,12 +37,17 @@ class MappedFile {
   // back in, so this never changes what is read). For weights converted at load: the
   // source is not kept resident beside its conversion. Bytes outside the map are ignored.
   void release_pages(const std::byte* begin, size_t bytes) const;
+  // Copies these bytes of the map into `out` by reading the file (pread), without mapping
+  // its pages into this process: for data read once (weights converted at load). False
+  // when the range is not the map's or the read fails; `out` is then unspecified.
+  bool read(const std::byte* begin, size_t bytes, std::byte* out) const;
 
  private:
   void release();
   std::string path_;
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
+  int fd_ = -1;  // kept open for read()
 };
 
 // A whole regular file into a string. Throws glass::Error naming the path when it is

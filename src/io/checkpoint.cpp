@@ -187,6 +187,15 @@ void Checkpoint::release_pages(const std::byte* begin, size_t bytes) const {
     for (const GgufFile& part : gguf_->parts()) part.mapping().release_pages(begin, bytes);
 }
 
+bool Checkpoint::read(const std::byte* begin, size_t bytes, std::byte* out) const {
+  for (const auto& file : files_)
+    if (file->mapping().read(begin, bytes, out)) return true;
+  if (gguf_)
+    for (const GgufFile& part : gguf_->parts())
+      if (part.mapping().read(begin, bytes, out)) return true;
+  return false;
+}
+
 void Checkpoint::release_pages_except(std::vector<std::pair<const std::byte*, size_t>> keep) const {
   std::sort(keep.begin(), keep.end());
   auto release_gaps = [&](const MappedFile& map) {

@@ -65,6 +65,9 @@ class Checkpoint {
   // A tensor's bytes (or part of them) will not be read again: their whole pages leave
   // this process's memory (MappedFile::release_pages). For weights converted at load.
   void release_pages(const std::byte* begin, size_t bytes) const;
+  // These bytes of a weight file into `out`, read rather than mapped (MappedFile::read);
+  // false when they are no weight file's or the read fails.
+  bool read(const std::byte* begin, size_t bytes, std::byte* out) const;
   // Every page of the weight files but those holding bytes of `keep` (ranges read in place).
   void release_pages_except(std::vector<std::pair<const std::byte*, size_t>> keep) const;
 

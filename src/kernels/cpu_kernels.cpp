@@ -124,25 +124,29 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
     // Back to row-major (a tiled matrix under features without AMX), then interleaved if it
     // pays (interleave_rows reads row-major).
     WeightMatrix row_major = w;
-    row_major.tiled = row_major.interleaved = false;
-    row_major.row_bytes = weight_row_bytes(w.type, w.cols);
-    auto rm = std::make_unique<std::byte[]>(row_major.bytes());
-    std::vector<float> values(static_cast<size_t>(w.cols));
-    for (int64_t r = 0; r < w.rows; ++r) {
-      if (w.tiled || w.interleaved) {
+    std::unique_ptr<std::byte[]> rm;  // only when w is not row-major already
+    if (w.tiled || w.interleaved) {
+      row_major.tiled = row_major.interleaved = false;
+      row_major.row_bytes = weight_row_bytes(w.type, w.cols);
+      rm = std::make_unique<std::byte[]>(row_major.bytes());
+      std::vector<float> values(static_cast<size_t>(w.cols));
+      for (int64_t r = 0; r < w.rows; ++r) {
         dequantize_row(w, r, values.data());
         quantize_row(w.type, values.data(), w.cols, rm.get() + static_cast<size_t>(r) * row_major.row_bytes);
-      } else {
-        std::memcpy(rm.get() + static_cast<size_t>(r) * row_major.row_bytes, w.row(r), row_major.row_bytes);
       }
+      row_major.data = rm.get();
     }
-    row_major.data = rm.get();
     if (interleavable(w.type) && w.rows >= kInterleaveRows) {
       bytes = std::make_unique<std::byte[]>(row_major.bytes());
       out = interleave_rows(row_major, bytes.get());
-    } else {
+    } else if (rm) {
       bytes = std::move(rm);
       out = row_major;
+    } else {  // row-major already, with bytes that are not storage's: a copy of its own
+      bytes = std::make_unique<std::byte[]>(row_major.bytes());
+      std::memcpy(bytes.get(), row_major.data, row_major.bytes());
+      out = row_major;
+      out.data = bytes.get();
     }
   }
   storage = std::move(bytes);

@@ -25,6 +25,12 @@ std::vector<int64_t> available_targets();
 void force_target(int64_t target);
 const char* name_of_target(int64_t target);
 
+// q8_0 / q4_0 blocks from floats, bit for bit what quant's codecs (llama.cpp's reference
+// quantizers) write, vectorized; false (and nothing written) for other types.
+bool quantize_blocks(WeightType type, const float* in, std::byte* out, int64_t blocks);
+// bf16 / f16 values widened to floats, vectorized; false (and nothing written) for other types.
+bool widen_to_float(WeightType type, const std::byte* src, float* out, int64_t count);
+
 // Activations are prepared once per matmul in the layout the weight type's kernel
 // reads (its ActivationFormat): f32 (F32, F16 and the block types decoded to float),
 // f32 reordered within each vector-pair of values (BF16), or blocks of 32 int8 values

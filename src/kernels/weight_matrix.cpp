@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "base/half.h"
+#include "kernels/simd_kernels.h"
 
 namespace glass {
 
@@ -152,34 +155,58 @@ void tile_groups(const WeightMatrix& w, const WeightMatrix& tw, int64_t group_be
   }
 }
 
-WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
-  if (!interleavable(w.type) || w.interleaved || w.tiled) fail("interleave_rows needs a row-major q8_0 or q4_0 matrix");
-  WeightMatrix iw = w;
-  iw.data = out;
-  iw.interleaved = true;
+namespace {
+
+// Groups [g0, g1) of interleave_rows: each row's 4-byte pieces of a block go to their
+// places (interleaved_byte) whole; q4_0 pieces are made of the nibbles of values k and
+// k + 4 of each 8.
+void interleave_groups(const WeightMatrix& w, const WeightMatrix& iw, int64_t g0, int64_t g1) {
   const int64_t blocks = w.cols / kQuantBlock;
-  const int64_t grouped = iw.interleaved_rows();
-  for (int64_t g = 0; g < grouped / kInterleaveRows; ++g) {
+  for (int64_t g = g0; g < g1; ++g) {
     for (int64_t b = 0; b < blocks; ++b) {
       auto* dst = const_cast<std::byte*>(iw.group_block(g, b));
       auto* q = const_cast<uint8_t*>(interleaved_quants(dst));
-      std::memset(q, 0, static_cast<size_t>(kInterleaveRows) * (w.type == WeightType::Q8_0 ? 32 : 16));
       for (int64_t i = 0; i < kInterleaveRows; ++i) {
         const std::byte* row = w.row(g * kInterleaveRows + i);
         if (w.type == WeightType::Q8_0) {
           const auto& src = reinterpret_cast<const BlockQ8_0*>(row)[b];
           std::memcpy(dst + 2 * i, &src.scale, 2);
-          for (int k = 0; k < 32; ++k) q[interleaved_byte(w.type, i, k)] = static_cast<uint8_t>(src.q[k]);
+          for (int c = 0; c < 8; ++c) std::memcpy(q + c * 32 + 4 * i, src.q + 4 * c, 4);
         } else {
           const auto& src = reinterpret_cast<const BlockQ4_0*>(row)[b];
           std::memcpy(dst + 2 * i, &src.scale, 2);
-          for (int k = 0; k < 32; ++k) {
-            const int nibble = k < 16 ? (src.q[k] & 0x0f) : (src.q[k - 16] >> 4);
-            q[interleaved_byte(w.type, i, k)] |= static_cast<uint8_t>(interleaved_high_nibble(k) ? nibble << 4 : nibble);
+          // Value k is the low nibble of q[k] (k < 16) or the high one of q[k - 16].
+          for (int c = 0; c < 4; ++c) {
+            for (int j = 0; j < 4; ++j) {
+              const int lo_k = 8 * c + j, hi_k = lo_k + 4;
+              const int lo = lo_k < 16 ? (src.q[lo_k] & 0x0f) : (src.q[lo_k - 16] >> 4);
+              const int hi = hi_k < 16 ? (src.q[hi_k] & 0x0f) : (src.q[hi_k - 16] >> 4);
+              q[c * 32 + 4 * i + j] = static_cast<uint8_t>(lo | (hi << 4));
+            }
           }
         }
       }
     }
+  }
+}
+
+}  // namespace
+
+WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
+  if (!interleavable(w.type) || w.interleaved || w.tiled) fail("interleave_rows needs a row-major q8_0 or q4_0 matrix");
+  WeightMatrix iw = w;
+  iw.data = out;
+  iw.interleaved = true;
+  const int64_t grouped = iw.interleaved_rows();
+  const int64_t groups = grouped / kInterleaveRows;
+  // Groups are independent: a few threads make loading a large model that much faster.
+  const int64_t workers =
+      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, std::min<int64_t>(8, groups)));
+  {
+    std::vector<std::jthread> threads;
+    for (int64_t i = 1; i < workers; ++i)
+      threads.emplace_back([&, i] { interleave_groups(w, iw, groups * i / workers, groups * (i + 1) / workers); });
+    interleave_groups(w, iw, 0, groups / workers);
   }
   std::memcpy(out + static_cast<size_t>(grouped) * w.row_bytes, w.row(grouped),
               static_cast<size_t>(w.rows - grouped) * w.row_bytes);
@@ -195,9 +222,13 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {
     dequantize_interleaved_row(w, r, out);
     return;
   }
+  if (simd::widen_to_float(w.type, w.row(r), out, w.cols)) return;
   dequantize_values(w.type, w.row(r), out, w.cols);
 }
 
-void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out) { quantize_values(t, in, out, cols); }
+void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out) {
+  if (cols % kQuantBlock == 0 && simd::quantize_blocks(t, in, out, cols / kQuantBlock)) return;
+  quantize_values(t, in, out, cols);
+}
 
 }  // namespace glass

@@ -1,6 +1,7 @@
 #include "model/decoder_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -103,24 +104,22 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   if (!row_fits(target, cols))
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values; ", weight_type_name(target),
          " needs a multiple of ", traits(target).block_values);
-  // Realign (the header length was odd) or convert, row by row. The map's bytes of what
-  // is copied or converted leave memory as soon as they are read (Checkpoint::release_pages):
-  // a load holds the weights it computes with and a bounded window of the source.
-  WeightMatrix src = w;
-  std::unique_ptr<std::byte[]> copy;
-  if (!aligned) {
-    copy = std::make_unique<std::byte[]>(w.bytes());
-    std::memcpy(copy.get(), w.data, w.bytes());
-    checkpoint_->release_pages(w.data, w.bytes());
-    src.data = copy.get();
-    if (target == w.type) {
-      if (cpu_layout_tiles(src)) src = cpu_layout(src, copy);
+  // Realign (the header length was odd), or convert row by row, reading the rows from the
+  // file rather than the map (Checkpoint::read): a load holds the weights it computes with
+  // and a few MiB of the source, and pays no page fault per 4 KiB of a file it reads once.
+  if (target == w.type) {
+    if (!aligned) {
+      auto copy = std::make_unique<std::byte[]>(w.bytes());
+      if (!checkpoint_->read(w.data, w.bytes(), copy.get())) std::memcpy(copy.get(), w.data, w.bytes());
+      WeightMatrix realigned = w;
+      realigned.data = copy.get();
+      if (cpu_layout_tiles(realigned)) realigned = cpu_layout(realigned, copy);
       owned_.push_back(std::move(copy));
-      return src;
+      return realigned;
     }
-  } else if (target == w.type) {  // in place but for the tiles
+    // In place but for the tiles.
     std::unique_ptr<std::byte[]> tiles;
-    const WeightMatrix tiled = cpu_layout(src, tiles);
+    const WeightMatrix tiled = cpu_layout(w, tiles);
     owned_.push_back(std::move(tiles));
     if (tiled.data != w.data) checkpoint_->release_pages(w.data, w.bytes());
     return tiled;
@@ -128,21 +127,40 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   WeightMatrix dst = w;
   dst.type = target;
   dst.row_bytes = weight_row_bytes(target, cols);
-  auto buffer = std::make_unique<std::byte[]>(dst.row_bytes * static_cast<size_t>(rows));
+  // Where the CPU's layout moves the rows again (interleaved, tiles), they are converted
+  // into a scratch buffer the whole load reuses: fresh pages cost the kernel a zeroing each.
+  const size_t converted_bytes = dst.row_bytes * static_cast<size_t>(rows);
+  const bool relaid = cpu_layout_differs(dst);
+  std::unique_ptr<std::byte[]> buffer;
+  if (relaid && scratch_bytes_ < converted_bytes) {
+    scratch_.reset();
+    scratch_.reset(new std::byte[converted_bytes]);
+    scratch_bytes_ = converted_bytes;
+  } else if (!relaid) {
+    buffer.reset(new std::byte[converted_bytes]);
+  }
+  std::byte* const converted = relaid ? scratch_.get() : buffer.get();
   // Rows convert independently; a few threads make q8_0 / q4_0 loading about as many
-  // times faster (the rounding is most of a load's time).
+  // times faster. Each reads its rows a chunk of about 4 MiB at a time.
   const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, rows));
-  const int64_t rows_per_release = std::max<int64_t>(1, int64_t{4 << 20} / static_cast<int64_t>(src.row_bytes));
+  const int64_t chunk_rows = std::max<int64_t>(1, int64_t{4 << 20} / static_cast<int64_t>(w.row_bytes));
+  std::atomic<bool> mapped_reads{false};
   auto convert = [&](int64_t begin, int64_t end) {
     std::vector<float> values(static_cast<size_t>(cols));
-    int64_t done = begin;  // rows before this one are released
-    for (int64_t r = begin; r < end; ++r) {
-      dequantize_row(src, r, values.data());
-      quantize_row(target, values.data(), cols, buffer.get() + static_cast<size_t>(r) * dst.row_bytes);
-      if (!copy && (r + 1 - done == rows_per_release || r + 1 == end)) {
-        checkpoint_->release_pages(src.data + static_cast<size_t>(done) * src.row_bytes,
-                                   static_cast<size_t>(r + 1 - done) * src.row_bytes);
-        done = r + 1;
+    std::unique_ptr<std::byte[]> chunk(new std::byte[static_cast<size_t>(std::min(chunk_rows, end - begin)) * w.row_bytes]);
+    for (int64_t r0 = begin; r0 < end; r0 += chunk_rows) {
+      const int64_t n = std::min(chunk_rows, end - r0);
+      WeightMatrix part = w;
+      part.rows = n;
+      part.data = w.data + static_cast<size_t>(r0) * w.row_bytes;
+      if (checkpoint_->read(part.data, static_cast<size_t>(n) * w.row_bytes, chunk.get())) {
+        part.data = chunk.get();
+      } else {
+        mapped_reads = true;  // read through the map (not a weight file's bytes, or the read failed)
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        dequantize_row(part, i, values.data());
+        quantize_row(target, values.data(), cols, converted + static_cast<size_t>(r0 + i) * dst.row_bytes);
       }
     }
   };
@@ -151,11 +169,9 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     for (int64_t i = 1; i < workers; ++i) threads.emplace_back(convert, rows * i / workers, rows * (i + 1) / workers);
     convert(0, rows / workers);
   }
-  // The pages the workers' ranges share.
-  if (!copy) checkpoint_->release_pages(w.data, w.bytes());
-  copy.reset();  // a realigned source is not needed past its conversion
-  dst.data = buffer.get();
-  dst = cpu_layout(dst, buffer);  // the layout the CPU kernels read fastest (interleaved, or AMX tiles)
+  if (mapped_reads) checkpoint_->release_pages(w.data, w.bytes());
+  dst.data = converted;
+  if (relaid) dst = cpu_layout(dst, buffer);  // the layout the CPU kernels read fastest (interleaved, or AMX tiles)
   owned_.push_back(std::move(buffer));
   return dst;
 }
@@ -200,6 +216,9 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   embed_ = matrix(n.token_embedding, -1, -1, c.vocab_size, h, wt);
   report();
   lm_head_ = c.tie_word_embeddings ? embed_ : matrix(n.output, -1, -1, c.vocab_size, h, wt);
+  // The layers' matrices are far smaller than the vocabulary's: a scratch of their size.
+  scratch_.reset();
+  scratch_bytes_ = 0;
   final_norm_ = vector(n.output_norm, -1, h);
   layers_.resize(static_cast<size_t>(c.num_layers));
   for (int64_t l = 0; l < c.num_layers; ++l) {
@@ -244,6 +263,8 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   used_.shrink_to_fit();
   in_place_.clear();
   in_place_.shrink_to_fit();
+  scratch_.reset();
+  scratch_bytes_ = 0;
 }
 
 WeightType DecoderModel::weight_type() const {

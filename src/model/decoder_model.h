@@ -95,6 +95,8 @@ class DecoderModel {
   const CheckpointTensor* last_checked_ = nullptr;
   std::vector<std::unique_ptr<std::byte[]>> owned_;  // converted or realigned weights
   std::vector<std::pair<const std::byte*, size_t>> in_place_;  // while loading: weights read from the map
+  std::unique_ptr<std::byte[]> scratch_;  // while loading: converted rows before the CPU's layout
+  size_t scratch_bytes_ = 0;
   WeightMatrix embed_;
   WeightMatrix lm_head_;
   std::vector<float> final_norm_;

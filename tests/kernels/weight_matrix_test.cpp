@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "base/half.h"
+#include "kernels/simd_kernels.h"
+#include "quant/weight_type.h"
 #include "support/test_support.h"
 
 namespace glass {
@@ -41,6 +44,78 @@ TEST(WeightMatrix, RoundHalfAwayIsRoundf) {
     for (float u : {v, halfway, std::nextafter(halfway, 1e9f), std::nextafter(halfway, -1e9f)})
       ASSERT_EQ(round_half_away(u), static_cast<int32_t>(std::roundf(u))) << u;
   }
+}
+
+// The vectorized q8_0 / q4_0 quantizers write the scalar codecs' bytes on every SIMD target
+// this CPU runs, for blocks of random values, exact halves, ties for the largest
+// magnitude, zeros of both signs, subnormals, and NaN or infinity.
+TEST(WeightMatrix, VectorizedQuantizersGiveTheScalarBytes) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> kind(0, 9), pick(0, 31), small(-16, 16);
+  for (int64_t blocks : {1, 2, 3, 7, 37}) {
+    std::vector<float> x(static_cast<size_t>(blocks * 32));
+    for (int trial = 0; trial < 40; ++trial) {
+      for (int64_t b = 0; b < blocks; ++b) {
+        float* v = x.data() + b * 32;
+        const int k = kind(rng);
+        for (int j = 0; j < 32; ++j) {
+          switch (k) {
+            case 0: v[j] = static_cast<float>(small(rng)) * 0.5f; break;  // halves: exact ties after scaling
+            case 1: v[j] = (j % 2 ? -0.0f : 0.0f); break;
+            case 2: v[j] = normal(rng) * 1e-39f; break;  // subnormal: the scale's inverse overflows
+            default: v[j] = normal(rng) * (k == 3 ? 1e4f : 1.0f);
+          }
+        }
+        if (k == 4) v[pick(rng)] = -v[pick(rng)];      // a tie for the largest magnitude, either sign
+        if (k == 5) v[pick(rng)] = std::nanf("");
+        if (k == 6) v[pick(rng)] = -INFINITY;
+        if (k == 7) v[pick(rng)] = 127.0f, v[pick(rng)] = -127.0f;
+      }
+      for (WeightType t : {WeightType::Q8_0, WeightType::Q4_0}) {
+        const size_t bytes = static_cast<size_t>(blocks) * traits(t).block_bytes;
+        std::vector<std::byte> scalar(bytes), fast(bytes);
+        traits(t).quantize(x.data(), scalar.data(), blocks);
+        for (int64_t target : simd::available_targets()) {
+          simd::force_target(target);
+          std::fill(fast.begin(), fast.end(), std::byte{0xAA});
+          ASSERT_TRUE(simd::quantize_blocks(t, x.data(), fast.data(), blocks));
+          ASSERT_EQ(std::memcmp(fast.data(), scalar.data(), bytes), 0)
+              << weight_type_name(t) << " on " << simd::name_of_target(target) << ", " << blocks << " blocks, trial " << trial;
+        }
+        simd::force_target(0);
+      }
+    }
+  }
+  std::vector<float> x(32, 1.0f);
+  std::vector<std::byte> out(64);
+  EXPECT_FALSE(simd::quantize_blocks(WeightType::Q4_K, x.data(), out.data(), 1));
+}
+
+// bf16 / f16 widened by the SIMD path as the scalar codecs widen them, on every target,
+// for every 16-bit pattern (NaNs only need to stay NaN) and odd lengths.
+TEST(WeightMatrix, VectorizedWideningGivesTheScalarFloats) {
+  std::vector<uint16_t> all(65536 + 13);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i * 40503u);
+  for (WeightType t : {WeightType::BF16, WeightType::F16}) {
+    for (int64_t count : {int64_t{1}, int64_t{7}, int64_t{33}, static_cast<int64_t>(all.size())}) {
+      const auto* src = reinterpret_cast<const std::byte*>(all.data());
+      std::vector<float> scalar(static_cast<size_t>(count)), fast(static_cast<size_t>(count));
+      dequantize_values(t, src, scalar.data(), count);
+      for (int64_t target : simd::available_targets()) {
+        simd::force_target(target);
+        ASSERT_TRUE(simd::widen_to_float(t, src, fast.data(), count));
+        for (int64_t i = 0; i < count; ++i) {
+          const bool same = std::isnan(scalar[i]) ? std::isnan(fast[i])
+                                                  : std::bit_cast<uint32_t>(scalar[i]) == std::bit_cast<uint32_t>(fast[i]);
+          ASSERT_TRUE(same) << weight_type_name(t) << " on " << simd::name_of_target(target) << ": pattern " << all[i];
+        }
+      }
+      simd::force_target(0);
+    }
+  }
+  float out = 0;
+  EXPECT_FALSE(simd::widen_to_float(WeightType::F32, nullptr, &out, 0));
 }
 
 TEST(WeightMatrix, RowBytes) {
