@@ -108,6 +108,7 @@ Command add_bench_command(CLI::App& app) {
             Kernels& k = backend.kernels();
             std::vector<float> logits;
             double best_pp = 0, best_tg = 0;
+            size_t kv_bytes = 0;  // the largest cache's committed blocks, for peak memory's parts
             for (int rep = 0; rep < o->repetitions; ++rep) {
               if (o->prompt > 0) {
                 KVCache cache(c, kv, o->prompt);
@@ -116,6 +117,7 @@ Command add_bench_command(CLI::App& app) {
                 const auto start = std::chrono::steady_clock::now();
                 model.forward(Batch::prompt(ids, cache.add_sequence(), 0, false), cache, k, logits);
                 best_pp = std::max(best_pp, o->prompt / seconds_since(start));
+                kv_bytes = std::max(kv_bytes, cache.committed_bytes());
               }
               if (o->generate > 0) {
                 KVCache cache(c, kv, o->generate);
@@ -127,6 +129,7 @@ Command add_bench_command(CLI::App& app) {
                   token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
                 }
                 best_tg = std::max(best_tg, o->generate / seconds_since(start));
+                kv_bytes = std::max(kv_bytes, cache.committed_bytes());
               }
             }
             // Decode again with the grammar's mask each step (computed, applied, the
@@ -207,6 +210,8 @@ Command add_bench_command(CLI::App& app) {
                         {"tg_tok_s", std::round(best_tg * 10) / 10},
                         {"load_s", load_s},
                         {"peak_rss_bytes", peak_rss},
+                        {"weight_bytes", model.matrix_bytes()},
+                        {"kv_cache_bytes", kv_bytes},
                         {"decode_weight_bytes", model.decode_weight_bytes()},
                         {"decode_weight_gb_s", weight_rate / 1e9}};
               if (cpu != nullptr) {
@@ -243,7 +248,11 @@ Command add_bench_command(CLI::App& app) {
                                                     " experts per layer").c_str()
                                           : "");
             std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
-            std::printf("load       %.2f s, peak RSS %s\n", load_s, format_bytes(static_cast<double>(peak_rss)).c_str());
+            const size_t weight_bytes = model.matrix_bytes();
+            const size_t other_bytes = peak_rss > weight_bytes + kv_bytes ? peak_rss - weight_bytes - kv_bytes : 0;
+            std::printf("load       %.2f s, peak RSS %s (weights %s, KV cache %s, other %s)\n", load_s,
+                        format_bytes(static_cast<double>(peak_rss)).c_str(), format_bytes(static_cast<double>(weight_bytes)).c_str(),
+                        format_bytes(static_cast<double>(kv_bytes)).c_str(), format_bytes(static_cast<double>(other_bytes)).c_str());
             if (cpu != nullptr)
               std::printf("path       prefill %s (%s), decode %s\n", prefill_path.name.c_str(),
                           prefill_path.how.empty() ? "scalar" : prefill_path.how.c_str(), decode_path.name.c_str());

@@ -166,7 +166,7 @@ Command add_chat_command(CLI::App& app) {
             }
             if (interactive) std::cout << "\n";
             std::fprintf(stderr, "glass: %s; %s\n", replies == 1 ? "1 reply" : str_cat(replies, " replies").c_str(),
-                         session.summary().c_str());
+                         session.summary(&cache).c_str());
             return 0;
           }};
 }

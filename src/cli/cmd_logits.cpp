@@ -45,7 +45,7 @@ Command add_logits_command(CLI::App& app) {
             model.forward(Batch::prompt(ids, seq, 0, o->all_positions), cache, session.kernels(), logits);
             write_file_atomic(o->out, logits.data(), logits.size() * sizeof(float));
             std::cerr << "glass: wrote logits [" << logits.size() / static_cast<size_t>(c.vocab_size) << ", "
-                      << c.vocab_size << "] float32 to " << o->out << "; " << session.summary() << "\n";
+                      << c.vocab_size << "] float32 to " << o->out << "; " << session.summary(&cache) << "\n";
             return 0;
           }};
 }

@@ -369,7 +369,7 @@ Command add_run_command(CLI::App& app) {
               generated_part += str_cat(", ", decoded, " of them by decoding in ", fixed(t.generation_seconds, 3), " s (",
                                         fixed(decoded / t.generation_seconds, 1), " tok/s)");
             std::fprintf(stderr, "glass: %s; %s; %s\n", prompt_part.c_str(), generated_part.c_str(),
-                         session.summary().c_str());
+                         session.summary(&cache).c_str());
             return 0;
           }};
 }

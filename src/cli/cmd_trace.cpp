@@ -242,7 +242,7 @@ Command add_trace_command(CLI::App& app) {
             }
             std::cout.flush();
             std::cerr << "glass: traced " << prompt_ids.size() << (prompt_ids.size() == 1 ? " position" : " positions")
-                      << "; " << session.summary() << "\n";
+                      << "; " << session.summary(&cache) << "\n";
             return 0;
           }};
 }

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "cli/model_source.h"
 #include "cli/progress.h"
+#include "model/kv_cache.h"
 #include "runtime/model_files.h"
 
 namespace glass::cli {
@@ -48,10 +49,17 @@ const ChatTemplate& ModelSession::chat_template() const {
   return *chat_template_;
 }
 
-std::string ModelSession::summary() const {
+std::string ModelSession::summary(const KVCache* cache) const {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", load_seconds_);
-  return str_cat("loaded in ", seconds, " s; peak memory ", format_bytes(static_cast<double>(peak_rss_bytes())), "; ",
+  const size_t peak = peak_rss_bytes();
+  const size_t weights = model_ ? model_->matrix_bytes() : 0;
+  const size_t kv = cache ? cache->committed_bytes() : 0;
+  const size_t other = peak > weights + kv ? peak - weights - kv : 0;
+  std::string parts = str_cat("weights ", format_bytes(static_cast<double>(weights)));
+  if (cache) parts += str_cat(", KV cache ", format_bytes(static_cast<double>(kv)));
+  parts += str_cat(", other ", format_bytes(static_cast<double>(other)));
+  return str_cat("loaded in ", seconds, " s; peak memory ", format_bytes(static_cast<double>(peak)), " (", parts, "); ",
                  backend_->description());
 }
 

@@ -53,7 +53,11 @@ class ModelSession {
   // Seconds from the start of loading (tokenizer, template, weights) to the end.
   double load_seconds() const { return load_seconds_; }
   // "loaded in 1.23 s; peak memory 612 MiB; cpu (AVX-512, 2 threads)", peak memory as of now.
-  std::string summary() const;
+  // "loaded in 1.23 s; peak memory 4.1 GiB (weights 3.9 GiB, KV cache 24.0 MiB, other
+  // 190 MiB); <kernels>": the peak resident memory and its parts, the weights computed with
+  // and the KV cache's committed blocks (`cache`, when the command has one); other is the
+  // rest of the peak (activations, tokenizer, buffers).
+  std::string summary(const KVCache* cache = nullptr) const;
 
  private:
   std::string path_;

@@ -13,6 +13,7 @@
 #include "io/checkpoint.h"
 #include "io/gguf.h"
 #include "io/gguf_writer.h"
+#include "kernels/simd_kernels.h"
 #include "kernels/thread_pool.h"
 #include "model/tensor_names.h"
 #include "tokenizer/tokenizer.h"
@@ -409,11 +410,19 @@ ConvertReport convert_to_gguf(const std::string& model_path, const std::string& 
         const CheckpointTensor& src = *p.sources[static_cast<size_t>(s)];
         values.resize(static_cast<size_t>(n * cols));
         const size_t in_row = weight_row_bytes(*src.type, cols);
-        dequantize_values(*src.type, src.data + static_cast<size_t>(local) * in_row, values.data(), n * cols);
-        quantize_values(p.choice.type, values.data(), out.data() + static_cast<size_t>(r) * out_row, n * cols);
+        const std::byte* in = src.data + static_cast<size_t>(local) * in_row;
+        std::byte* dst = out.data() + static_cast<size_t>(r) * out_row;
+        if (!simd::widen_to_float(*src.type, in, values.data(), n * cols))
+          dequantize_values(*src.type, in, values.data(), n * cols);
+        const int64_t block = traits(p.choice.type).block_values;
+        if (!simd::quantize_blocks(p.choice.type, values.data(), dst, n * cols / block))
+          quantize_values(p.choice.type, values.data(), dst, n * cols);
         r += n;
       }
     });
+    // The sources are read once: their pages leave this process (they stay in the page
+    // cache), so converting a 7B folder holds one tensor, not the whole checkpoint.
+    for (const CheckpointTensor* src : p.sources) ckpt.release_pages(src->data, src->nbytes);
   });
   return report;
 }

@@ -138,6 +138,10 @@ int32_t KVCache::take_block(Sequence& s) {
     ++evicted_;
   }
   blocks_[block].refs = 1;
+  if (!blocks_[block].touched) {
+    blocks_[block].touched = true;
+    ++touched_blocks_;
+  }
   if (s.promised > 0) {
     --s.promised;
     --promised_;

@@ -128,6 +128,9 @@ class KVCache {
   // Rounded up, without overflow for any positions >= 0.
   int64_t blocks_for(int64_t positions) const { return positions / block_size_ + (positions % block_size_ > 0); }
   size_t bytes_per_token() const { return row_bytes_ * 2 * static_cast<size_t>(layers_); }
+  // Bytes of the blocks ever taken: what the cache has committed of its reserved arena
+  // (memory reports: "KV cache" in peak memory's parts).
+  size_t committed_bytes() const { return static_cast<size_t>(touched_blocks_) * block_bytes_; }
 
  private:
   struct Sequence {
@@ -141,6 +144,7 @@ class KVCache {
   };
   struct Block {
     int32_t refs = 0;            // sequences holding it
+    bool touched = false;        // taken at least once: its pages are committed
     uint64_t serial = 0;         // nonzero while published
     uint64_t parent_serial = 0;  // the block before it when published (0: first)
     uint64_t hash = 0;
@@ -166,6 +170,7 @@ class KVCache {
   size_t row_bytes_;    // one position of one layer's K (or V)
   size_t block_bytes_;  // one whole block
   int64_t total_blocks_;
+  int64_t touched_blocks_ = 0;
   std::byte* arena_ = nullptr;
   size_t arena_bytes_ = 0;
   KVCacheOptions options_;

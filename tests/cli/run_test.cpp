@@ -298,6 +298,8 @@ TEST(Run, ProgressBarsOnATerminalOnly) {
   EXPECT_EQ(piped.err.find("prompt ["), std::string::npos) << piped.err;
   EXPECT_NE(piped.err.find("loaded in "), std::string::npos) << piped.err;
   EXPECT_NE(piped.err.find("peak memory "), std::string::npos) << piped.err;
+  EXPECT_NE(piped.err.find(" (weights "), std::string::npos) << piped.err;
+  EXPECT_NE(piped.err.find(", KV cache "), std::string::npos) << piped.err;
 
   const auto shown = test::run_glass_in_terminal(args);
   ASSERT_EQ(shown.exit_code, 0) << shown.out;

@@ -29,6 +29,22 @@ TEST(KVCache, AllocatesBlocksAndFreesThem) {
   EXPECT_EQ(c2, b);  // the freed slot is reused
 }
 
+// The arena is reserved; its memory is the blocks ever taken (a freed block taken again
+// costs nothing more).
+TEST(KVCache, CommittedBytesAreTheBlocksEverTaken) {
+  KVCache cache(test::tiny_config(), KVType::BF16, 64, 16);
+  EXPECT_EQ(cache.committed_bytes(), 0u);
+  const int32_t a = cache.add_sequence();
+  ASSERT_TRUE(cache.reserve(a, 17));
+  EXPECT_EQ(cache.committed_bytes(), 2 * cache.block_stride());
+  cache.remove_sequence(a);
+  const int32_t b = cache.add_sequence();
+  ASSERT_TRUE(cache.reserve(b, 20));
+  EXPECT_EQ(cache.committed_bytes(), 2 * cache.block_stride());
+  ASSERT_TRUE(cache.reserve(b, 40));
+  EXPECT_EQ(cache.committed_bytes(), 3 * cache.block_stride());
+}
+
 TEST(KVCache, SlotsOfDifferentLayersAndPositionsAreDistinct) {
   const ModelConfig c = test::tiny_config();
   KVCache cache(c, KVType::F32, 32, 4);
