@@ -155,39 +155,41 @@ void tile_groups(const WeightMatrix& w, const WeightMatrix& tw, int64_t group_be
   }
 }
 
-namespace {
-
-// Groups [g0, g1) of interleave_rows: each row's 4-byte pieces of a block go to their
-// places (interleaved_byte) whole; q4_0 pieces are made of the nibbles of values k and
-// k + 4 of each 8.
-void interleave_groups(const WeightMatrix& w, const WeightMatrix& iw, int64_t g0, int64_t g1) {
-  const int64_t blocks = w.cols / kQuantBlock;
-  for (int64_t g = g0; g < g1; ++g) {
-    for (int64_t b = 0; b < blocks; ++b) {
-      auto* dst = const_cast<std::byte*>(iw.group_block(g, b));
-      auto* q = const_cast<uint8_t*>(interleaved_quants(dst));
-      for (int64_t i = 0; i < kInterleaveRows; ++i) {
-        const std::byte* row = w.row(g * kInterleaveRows + i);
-        if (w.type == WeightType::Q8_0) {
-          const auto& src = reinterpret_cast<const BlockQ8_0*>(row)[b];
-          std::memcpy(dst + 2 * i, &src.scale, 2);
-          for (int c = 0; c < 8; ++c) std::memcpy(q + c * 32 + 4 * i, src.q + 4 * c, 4);
-        } else {
-          const auto& src = reinterpret_cast<const BlockQ4_0*>(row)[b];
-          std::memcpy(dst + 2 * i, &src.scale, 2);
-          // Value k is the low nibble of q[k] (k < 16) or the high one of q[k - 16].
-          for (int c = 0; c < 4; ++c) {
-            for (int j = 0; j < 4; ++j) {
-              const int lo_k = 8 * c + j, hi_k = lo_k + 4;
-              const int lo = lo_k < 16 ? (src.q[lo_k] & 0x0f) : (src.q[lo_k - 16] >> 4);
-              const int hi = hi_k < 16 ? (src.q[hi_k] & 0x0f) : (src.q[hi_k - 16] >> 4);
-              q[c * 32 + 4 * i + j] = static_cast<uint8_t>(lo | (hi << 4));
-            }
+// Each row's 4-byte pieces of a block go to their places (interleaved_byte) whole; q4_0
+// pieces are made of the nibbles of values k and k + 4 of each 8.
+void interleave_group(const WeightMatrix& iw, int64_t g, const std::byte* rows) {
+  const int64_t blocks = iw.cols / kQuantBlock;
+  for (int64_t b = 0; b < blocks; ++b) {
+    auto* dst = const_cast<std::byte*>(iw.group_block(g, b));
+    auto* q = const_cast<uint8_t*>(interleaved_quants(dst));
+    for (int64_t i = 0; i < kInterleaveRows; ++i) {
+      const std::byte* row = rows + static_cast<size_t>(i) * iw.row_bytes;
+      if (iw.type == WeightType::Q8_0) {
+        const auto& src = reinterpret_cast<const BlockQ8_0*>(row)[b];
+        std::memcpy(dst + 2 * i, &src.scale, 2);
+        for (int c = 0; c < 8; ++c) std::memcpy(q + c * 32 + 4 * i, src.q + 4 * c, 4);
+      } else {
+        const auto& src = reinterpret_cast<const BlockQ4_0*>(row)[b];
+        std::memcpy(dst + 2 * i, &src.scale, 2);
+        // Value k is the low nibble of q[k] (k < 16) or the high one of q[k - 16].
+        for (int c = 0; c < 4; ++c) {
+          for (int j = 0; j < 4; ++j) {
+            const int lo_k = 8 * c + j, hi_k = lo_k + 4;
+            const int lo = lo_k < 16 ? (src.q[lo_k] & 0x0f) : (src.q[lo_k - 16] >> 4);
+            const int hi = hi_k < 16 ? (src.q[hi_k] & 0x0f) : (src.q[hi_k - 16] >> 4);
+            q[c * 32 + 4 * i + j] = static_cast<uint8_t>(lo | (hi << 4));
           }
         }
       }
     }
   }
+}
+
+namespace {
+
+// Groups [g0, g1) of interleave_rows.
+void interleave_groups(const WeightMatrix& w, const WeightMatrix& iw, int64_t g0, int64_t g1) {
+  for (int64_t g = g0; g < g1; ++g) interleave_group(iw, g, w.row(g * kInterleaveRows));
 }
 
 }  // namespace

@@ -117,6 +117,10 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 // Writes the interleaved form of a row-major block-quantized matrix into `out`
 // (w.bytes() bytes) and returns the matrix that views it.
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
+// Group g of the interleaved matrix `iw` (its data allocated, row_bytes as row-major) from
+// the group's kInterleaveRows rows, row-major at `rows`: for converting straight into the
+// layout, a group at a time.
+void interleave_group(const WeightMatrix& iw, int64_t g, const std::byte* rows);
 
 // Writes the tiled form of a row-major or interleaved bf16 / q8_0 / q4_0 matrix into `out`
 // (tiled_bytes bytes) and returns the matrix that views it.

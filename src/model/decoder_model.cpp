@@ -127,26 +127,35 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   WeightMatrix dst = w;
   dst.type = target;
   dst.row_bytes = weight_row_bytes(target, cols);
-  // Where the CPU's layout moves the rows again (interleaved, tiles), they are converted
-  // into a scratch buffer the whole load reuses: fresh pages cost the kernel a zeroing each.
+  // Interleaved for the CPU kernels: converted straight into that layout, a group of rows
+  // at a time. Tiles: converted into a scratch buffer the whole load reuses (fresh pages
+  // cost the kernel a zeroing each), then laid out.
   const size_t converted_bytes = dst.row_bytes * static_cast<size_t>(rows);
   const bool relaid = cpu_layout_differs(dst);
+  const bool interleave = relaid && !cpu_layout_tiles(dst) && interleavable(target) && rows >= kInterleaveRows;
   std::unique_ptr<std::byte[]> buffer;
-  if (relaid && scratch_bytes_ < converted_bytes) {
+  if (relaid && !interleave && scratch_bytes_ < converted_bytes) {
     scratch_.reset();
     scratch_.reset(new std::byte[converted_bytes]);
     scratch_bytes_ = converted_bytes;
-  } else if (!relaid) {
+  } else if (!relaid || interleave) {
     buffer.reset(new std::byte[converted_bytes]);
   }
-  std::byte* const converted = relaid ? scratch_.get() : buffer.get();
+  std::byte* const converted = relaid && !interleave ? scratch_.get() : buffer.get();
+  WeightMatrix laid = dst;  // the interleaved result
+  laid.data = converted;
+  laid.interleaved = interleave;
+  const int64_t grouped = interleave ? laid.interleaved_rows() : 0;  // rows in whole groups
   // Rows convert independently; a few threads make q8_0 / q4_0 loading about as many
-  // times faster. Each reads its rows a chunk of about 4 MiB at a time.
-  const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, rows));
-  const int64_t chunk_rows = std::max<int64_t>(1, int64_t{4 << 20} / static_cast<int64_t>(w.row_bytes));
+  // times faster. Each takes whole groups and reads its rows a chunk of about 4 MiB at a time.
+  const int64_t groups = rows / kInterleaveRows;
+  const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, std::min<int64_t>(8, groups)));
+  const int64_t chunk_rows = std::max<int64_t>(1, int64_t{4 << 20} / static_cast<int64_t>(w.row_bytes) / kInterleaveRows) *
+                             kInterleaveRows;
   std::atomic<bool> mapped_reads{false};
   auto convert = [&](int64_t begin, int64_t end) {
     std::vector<float> values(static_cast<size_t>(cols));
+    std::vector<std::byte> group_rows(interleave ? static_cast<size_t>(kInterleaveRows) * dst.row_bytes : 0);
     std::unique_ptr<std::byte[]> chunk(new std::byte[static_cast<size_t>(std::min(chunk_rows, end - begin)) * w.row_bytes]);
     for (int64_t r0 = begin; r0 < end; r0 += chunk_rows) {
       const int64_t n = std::min(chunk_rows, end - r0);
@@ -159,19 +168,28 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
         mapped_reads = true;  // read through the map (not a weight file's bytes, or the read failed)
       }
       for (int64_t i = 0; i < n; ++i) {
+        const int64_t r = r0 + i;
         dequantize_row(part, i, values.data());
-        quantize_row(target, values.data(), cols, converted + static_cast<size_t>(r0 + i) * dst.row_bytes);
+        if (r < grouped) {
+          quantize_row(target, values.data(), cols, group_rows.data() + static_cast<size_t>(r % kInterleaveRows) * dst.row_bytes);
+          if (r % kInterleaveRows == kInterleaveRows - 1) interleave_group(laid, r / kInterleaveRows, group_rows.data());
+        } else {  // row-major: the matrix, or the rows after the last whole group
+          quantize_row(target, values.data(), cols, converted + static_cast<size_t>(r) * dst.row_bytes);
+        }
       }
     }
   };
   {
+    // Worker i: groups [groups * i / workers, groups * (i + 1) / workers), the last also the rest.
+    const auto bound = [&](int64_t i) { return i == workers ? rows : groups * i / workers * kInterleaveRows; };
     std::vector<std::jthread> threads;
-    for (int64_t i = 1; i < workers; ++i) threads.emplace_back(convert, rows * i / workers, rows * (i + 1) / workers);
-    convert(0, rows / workers);
+    for (int64_t i = 1; i < workers; ++i) threads.emplace_back(convert, bound(i), bound(i + 1));
+    convert(0, bound(1));
   }
   if (mapped_reads) checkpoint_->release_pages(w.data, w.bytes());
-  dst.data = converted;
-  if (relaid) dst = cpu_layout(dst, buffer);  // the layout the CPU kernels read fastest (interleaved, or AMX tiles)
+  if (interleave) dst = laid;
+  else dst.data = converted;
+  if (relaid && !interleave) dst = cpu_layout(dst, buffer);  // AMX tiles
   owned_.push_back(std::move(buffer));
   return dst;
 }

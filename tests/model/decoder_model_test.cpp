@@ -122,6 +122,27 @@ TEST(DecoderModel, ConvertedWeightTypesStayClose) {
   }
 }
 
+// Converted at load into the interleaved layout a group of 8 rows at a time: matrices
+// whose rows are not a multiple of 8 keep their last rows row-major. Every logit stays
+// near the f32 model's, the tail rows' included.
+TEST(DecoderModel, ConversionWithRowsPastTheLastGroup) {
+  TempDir tmp;
+  ModelConfig c = test::tiny_config();
+  c.vocab_size = 131;         // 16 groups of the lm_head and 3 rows after them
+  c.intermediate_size = 96;   // 12 groups
+  c.tie_word_embeddings = false;
+  test::write_tiny_checkpoint(tmp.path(), c, DType::F32);
+  const std::vector<int32_t> ids = {130, 2, 129, 7};
+  const auto ref = run_prompt(DecoderModel::load(tmp.path()), ids, false);
+  LoadOptions o;
+  o.weight_type = WeightType::Q8_0;
+  const auto got = run_prompt(DecoderModel::load(tmp.path(), o), ids, false);
+  ASSERT_EQ(got.size(), ref.size());
+  float scale = 0;
+  for (float v : ref) scale = std::max(scale, std::fabs(v));
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 0.05f * scale) << "logit " << i;
+}
+
 // The bytes of `path` mapped into this process's memory now (Rss of its maps in
 // /proc/self/smaps; mincore would report the page cache instead).
 size_t resident_mapped_bytes(const std::string& path) {
