@@ -37,6 +37,7 @@ struct Generator::Sequence {
   std::optional<grammar::GrammarMatcher> matcher;  // with a grammar: where its output is
   grammar::TokenMask mask;                         // the matcher's allowed ids this step
   bool grammar_active = false;                     // the grammar constrains the next token
+  bool grammar_quiet = false;                      // in the request's quiet span: no trigger
   std::string trigger_tail;  // a triggered grammar, inactive: the output's last bytes, for its trigger
 };
 
@@ -120,6 +121,7 @@ std::vector<int> Generator::add_choices(GenerationRequest request, size_t choice
     if (s->request.grammar) {
       s->matcher.emplace(*s->request.grammar, grammar_vocabulary(s->request.params.eos_token_ids));
       s->grammar_active = s->request.grammar_trigger.empty();
+      s->grammar_quiet = s->request.grammar_quiet && s->request.grammar_quiet->open_at_start;
     }
     s->kv_sequence = cache_.add_sequence();
     s->ids = s->request.prompt;
@@ -153,7 +155,16 @@ void Generator::follow_grammar(Sequence& s, int32_t token) {
     }
     return;
   }
-  // Inactive, waiting for the trigger in the output's bytes (it may span tokens).
+  // Inactive, waiting for the trigger in the output's bytes (it may span tokens), outside
+  // the quiet span.
+  if (const auto& quiet = s.request.grammar_quiet) {
+    if (token == quiet->open || token == quiet->close) {
+      s.grammar_quiet = token == quiet->open;
+      s.trigger_tail.clear();
+      return;
+    }
+    if (s.grammar_quiet) return;
+  }
   s.trigger_tail += m.vocabulary()->bytes(token);
   const size_t at = s.trigger_tail.find(trigger);
   if (at == std::string::npos) {

@@ -44,6 +44,15 @@ struct GenerationRequest {
   // free again until the next occurrence (llama.cpp's lazy grammars: tool calls under
   // tool_choice "auto"). Such a grammar needs no eos token.
   std::string grammar_trigger = {};
+  // A triggered grammar is not triggered between these two tokens: a reasoning model's
+  // think block, where a call it writes is thought, not made (llama.cpp skips it too).
+  // `open_at_start`: the prompt opened it. Token ids, since think tags are tokens.
+  struct QuietSpan {
+    int32_t open = -1;
+    int32_t close = -1;
+    bool open_at_start = false;
+  };
+  std::optional<QuietSpan> grammar_quiet = std::nullopt;
 };
 
 // One of the best candidates of a step, for `--show-top`: its probability in the

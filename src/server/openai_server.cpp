@@ -8,6 +8,7 @@
 #include <span>
 
 #include "runtime/chat_prompt.h"
+#include "runtime/reasoning.h"
 #include "server/api_error.h"
 #include "server/completion_id.h"
 #include "server/completion_request.h"
@@ -251,6 +252,9 @@ struct OpenAIServer::Impl {
           throw invalid_parameter("tools", e.what());
         }
         sr.generation.grammar_trigger = tool_call_trigger(tool_call_format);
+        // A call written while thinking is not made.
+        if (const auto tags = find_think_tokens(*model.tokenizer))
+          sr.generation.grammar_quiet = GenerationRequest::QuietSpan{tags->open, tags->close, ends_in_open_think(prompt, *tags)};
       }
       // best_of ranks choices by their tokens' log probabilities: compute them.
       sr.logprobs = request->logprobs || request->best_of > request->n;

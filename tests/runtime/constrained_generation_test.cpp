@@ -252,6 +252,24 @@ TEST(ConstrainedGeneration, ATriggeredGrammarAppliesFromItsTriggerUntilComplete)
   EXPECT_LE(constrained, 4u);
   for (size_t i = 2; i < stages.size(); ++i) EXPECT_EQ(stages[i] == "grammar", i < 2 + constrained) << i;
 
+  // Between the quiet span's tokens (a think block) the trigger does not count: here the
+  // span opens at "Hi" and closes at " more", so "<tool_call>" is thought, not made.
+  r.grammar_quiet = GenerationRequest::QuietSpan{13048, 803, false};
+  stages.clear();
+  out = f.run(r, &stages);
+  EXPECT_EQ(out.text, "Hi<tool_call> ok; more");
+  for (const std::string& s : stages) EXPECT_EQ(s, "");
+  // Closed before the trigger, the span is no shelter; opened by the prompt, it is.
+  r.grammar_quiet = GenerationRequest::QuietSpan{-1, 13048, true};
+  stages.clear();
+  out = f.run(r, &stages);
+  EXPECT_TRUE(out.text.starts_with("Hi<tool_call> no;")) << out.text;
+  r.grammar_quiet = GenerationRequest::QuietSpan{-1, 26, true};
+  stages.clear();
+  out = f.run(r, &stages);
+  EXPECT_EQ(out.text, "Hi<tool_call> ok; more");
+  r.grammar_quiet.reset();
+
   // Without the trigger in the output the grammar never applies; and a triggered grammar
   // needs no eos token, but a trigger needs a grammar.
   r.grammar_trigger = "<nothing>";
