@@ -248,11 +248,8 @@ Command add_bench_command(CLI::App& app) {
                                                     " experts per layer").c_str()
                                           : "");
             std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
-            const size_t weight_bytes = model.matrix_bytes();
-            const size_t other_bytes = peak_rss > weight_bytes + kv_bytes ? peak_rss - weight_bytes - kv_bytes : 0;
-            std::printf("load       %.2f s, peak RSS %s (weights %s, KV cache %s, other %s)\n", load_s,
-                        format_bytes(static_cast<double>(peak_rss)).c_str(), format_bytes(static_cast<double>(weight_bytes)).c_str(),
-                        format_bytes(static_cast<double>(kv_bytes)).c_str(), format_bytes(static_cast<double>(other_bytes)).c_str());
+            std::printf("load       %.2f s, peak RSS %s\n", load_s,
+                        peak_memory_text(peak_rss, model.matrix_bytes(), kv_bytes).c_str());
             if (cpu != nullptr)
               std::printf("path       prefill %s (%s), decode %s\n", prefill_path.name.c_str(),
                           prefill_path.how.empty() ? "scalar" : prefill_path.how.c_str(), decode_path.name.c_str());

@@ -52,14 +52,9 @@ const ChatTemplate& ModelSession::chat_template() const {
 std::string ModelSession::summary(const KVCache* cache) const {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", load_seconds_);
-  const size_t peak = peak_rss_bytes();
   const size_t weights = model_ ? model_->matrix_bytes() : 0;
-  const size_t kv = cache ? cache->committed_bytes() : 0;
-  const size_t other = peak > weights + kv ? peak - weights - kv : 0;
-  std::string parts = str_cat("weights ", format_bytes(static_cast<double>(weights)));
-  if (cache) parts += str_cat(", KV cache ", format_bytes(static_cast<double>(kv)));
-  parts += str_cat(", other ", format_bytes(static_cast<double>(other)));
-  return str_cat("loaded in ", seconds, " s; peak memory ", format_bytes(static_cast<double>(peak)), " (", parts, "); ",
+  const std::optional<size_t> kv = cache ? std::optional<size_t>(cache->committed_bytes()) : std::nullopt;
+  return str_cat("loaded in ", seconds, " s; peak memory ", peak_memory_text(peak_rss_bytes(), weights, kv), "; ",
                  backend_->description());
 }
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/error.h"
+
 namespace glass::cli {
 
 bool progress_wanted(bool quiet) {
@@ -43,6 +45,14 @@ size_t peak_rss_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<size_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::string peak_memory_text(size_t peak, size_t weights, std::optional<size_t> kv_cache) {
+  const size_t kv = kv_cache.value_or(0);
+  const size_t other = peak > weights + kv ? peak - weights - kv : 0;
+  std::string text = str_cat(format_bytes(static_cast<double>(peak)), " (weights ", format_bytes(static_cast<double>(weights)));
+  if (kv_cache) text += str_cat(", KV cache ", format_bytes(static_cast<double>(kv)));
+  return text + str_cat(", other ", format_bytes(static_cast<double>(other)), ")");
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace glass::cli {
@@ -19,6 +20,9 @@ std::string progress_line(const std::string& label, double fraction, const std::
 
 // The peak resident memory of this process so far (getrusage's high-water mark).
 size_t peak_rss_bytes();
+// "4.1 GiB (weights 3.9 GiB, KV cache 24.0 MiB, other 190 MiB)": a peak and its parts,
+// other being the rest of it; no KV cache part without `kv_cache`.
+std::string peak_memory_text(size_t peak, size_t weights, std::optional<size_t> kv_cache);
 
 class ProgressBar {
  public:

@@ -13,8 +13,8 @@
 #include "io/checkpoint.h"
 #include "io/gguf.h"
 #include "io/gguf_writer.h"
-#include "kernels/simd_kernels.h"
 #include "kernels/thread_pool.h"
+#include "kernels/weight_matrix.h"
 #include "model/tensor_names.h"
 #include "tokenizer/tokenizer.h"
 
@@ -412,11 +412,8 @@ ConvertReport convert_to_gguf(const std::string& model_path, const std::string& 
         const size_t in_row = weight_row_bytes(*src.type, cols);
         const std::byte* in = src.data + static_cast<size_t>(local) * in_row;
         std::byte* dst = out.data() + static_cast<size_t>(r) * out_row;
-        if (!simd::widen_to_float(*src.type, in, values.data(), n * cols))
-          dequantize_values(*src.type, in, values.data(), n * cols);
-        const int64_t block = traits(p.choice.type).block_values;
-        if (!simd::quantize_blocks(p.choice.type, values.data(), dst, n * cols / block))
-          quantize_values(p.choice.type, values.data(), dst, n * cols);
+        decode_values(*src.type, in, values.data(), n * cols);
+        quantize_row(p.choice.type, values.data(), n * cols, dst);  // n rows' values, in one run of blocks
         r += n;
       }
     });

@@ -180,37 +180,38 @@ size_t Checkpoint::weight_bytes() const {
   return n;
 }
 
+std::vector<const MappedFile*> Checkpoint::mappings() const {
+  std::vector<const MappedFile*> maps;
+  for (const auto& file : files_) maps.push_back(&file->mapping());
+  if (gguf_)
+    for (const GgufFile& part : gguf_->parts()) maps.push_back(&part.mapping());
+  return maps;
+}
+
 void Checkpoint::release_pages(const std::byte* begin, size_t bytes) const {
   // Each map ignores what is not its own.
-  for (const auto& file : files_) file->mapping().release_pages(begin, bytes);
-  if (gguf_)
-    for (const GgufFile& part : gguf_->parts()) part.mapping().release_pages(begin, bytes);
+  for (const MappedFile* map : mappings()) map->release_pages(begin, bytes);
 }
 
 bool Checkpoint::read(const std::byte* begin, size_t bytes, std::byte* out) const {
-  for (const auto& file : files_)
-    if (file->mapping().read(begin, bytes, out)) return true;
-  if (gguf_)
-    for (const GgufFile& part : gguf_->parts())
-      if (part.mapping().read(begin, bytes, out)) return true;
+  for (const MappedFile* map : mappings())
+    if (map->read(begin, bytes, out)) return true;
   return false;
 }
 
 void Checkpoint::release_pages_except(std::vector<std::pair<const std::byte*, size_t>> keep) const {
   std::sort(keep.begin(), keep.end());
-  auto release_gaps = [&](const MappedFile& map) {
+  for (const MappedFile* map : mappings()) {
     // The gaps between kept ranges; release_pages keeps a page a kept range touches.
-    const std::byte* from = map.data();
+    const std::byte* const end = map->data() + map->size();
+    const std::byte* from = map->data();
     for (const auto& [begin, bytes] : keep) {
-      if (begin + bytes <= map.data() || begin >= map.data() + map.size()) continue;
-      if (begin > from) map.release_pages(from, static_cast<size_t>(begin - from));
+      if (begin + bytes <= map->data() || begin >= end) continue;
+      if (begin > from) map->release_pages(from, static_cast<size_t>(begin - from));
       from = std::max(from, begin + bytes);
     }
-    if (from < map.data() + map.size()) map.release_pages(from, static_cast<size_t>(map.data() + map.size() - from));
-  };
-  for (const auto& file : files_) release_gaps(file->mapping());
-  if (gguf_)
-    for (const GgufFile& part : gguf_->parts()) release_gaps(part.mapping());
+    if (from < end) map->release_pages(from, static_cast<size_t>(end - from));
+  }
 }
 
 }  // namespace glass

@@ -15,6 +15,7 @@
 namespace glass {
 
 class GgufSet;
+class MappedFile;
 class SafetensorsFile;
 
 enum class CheckpointFormat { kHuggingFace, kGguf };
@@ -76,6 +77,8 @@ class Checkpoint {
   void open_index(const std::string& index_path);
   void add_safetensors(const SafetensorsFile& file, const std::string& only = "");
   void open_gguf();
+  // Every weight file's map: the safetensors files, or the GGUF's parts.
+  std::vector<const MappedFile*> mappings() const;
 
   CheckpointFormat format_ = CheckpointFormat::kHuggingFace;
   std::string path_;

@@ -115,7 +115,7 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
     out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
     // Groups are independent: a few threads make loading a large model that much faster.
     const int64_t groups = w.rows / kTileRows;
-    const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::min<int64_t>(8, groups));
+    const int64_t workers = conversion_threads(groups);
     std::vector<std::jthread> threads;
     for (int64_t i = 1; i < workers; ++i)
       threads.emplace_back([&, i] { tile_groups(w, out, groups * i / workers, groups * (i + 1) / workers); });

@@ -202,8 +202,7 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
   const int64_t grouped = iw.interleaved_rows();
   const int64_t groups = grouped / kInterleaveRows;
   // Groups are independent: a few threads make loading a large model that much faster.
-  const int64_t workers =
-      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, std::min<int64_t>(8, groups)));
+  const int64_t workers = conversion_threads(groups);
   {
     std::vector<std::jthread> threads;
     for (int64_t i = 1; i < workers; ++i)
@@ -224,8 +223,15 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {
     dequantize_interleaved_row(w, r, out);
     return;
   }
-  if (simd::widen_to_float(w.type, w.row(r), out, w.cols)) return;
-  dequantize_values(w.type, w.row(r), out, w.cols);
+  decode_values(w.type, w.row(r), out, w.cols);
+}
+
+void decode_values(WeightType t, const std::byte* src, float* out, int64_t count) {
+  if (!simd::widen_to_float(t, src, out, count)) dequantize_values(t, src, out, count);
+}
+
+int64_t conversion_threads(int64_t units) {
+  return std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::clamp<int64_t>(units, 1, 8));
 }
 
 void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out) {

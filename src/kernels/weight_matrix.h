@@ -114,6 +114,14 @@ inline const std::byte* tile_scales(const WeightMatrix& w, int64_t g, int64_t b)
 // Decodes row `r` into `out[cols]`.
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 
+// quant's dequantize_values, with bf16 / f16 widened by the SIMD kernels: `count` values
+// of type `t` from `src` into floats (dequantize_row's and glass convert's decoding).
+void decode_values(WeightType t, const std::byte* src, float* out, int64_t count);
+
+// Threads for converting or laying out `units` independent pieces (rows, groups) at load:
+// the CPUs, at most 8 and at most one per unit, at least 1.
+int64_t conversion_threads(int64_t units);
+
 // Writes the interleaved form of a row-major block-quantized matrix into `out`
 // (w.bytes() bytes) and returns the matrix that views it.
 WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);

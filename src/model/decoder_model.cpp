@@ -149,7 +149,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   // Rows convert independently; a few threads make q8_0 / q4_0 loading about as many
   // times faster. Each takes whole groups and reads its rows a chunk of about 4 MiB at a time.
   const int64_t groups = rows / kInterleaveRows;
-  const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, std::min<int64_t>(8, groups)));
+  const int64_t workers = conversion_threads(groups);
   const int64_t chunk_rows = std::max<int64_t>(1, int64_t{4 << 20} / static_cast<int64_t>(w.row_bytes) / kInterleaveRows) *
                              kInterleaveRows;
   std::atomic<bool> mapped_reads{false};

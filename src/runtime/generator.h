@@ -161,11 +161,11 @@ class Generator {
  private:
   struct Sequence;
   void finish(Sequence& s, FinishReason reason);
-  // The vocabulary's bytes in a trie for grammar masks, with `end_tokens` as the tokens
-  // that end a complete output; built once per set of end tokens.
   // After `token` was drawn: the grammar accepts it, or a triggered grammar looks for its
   // trigger, starts after it, and hands the output back when its string is complete.
   void follow_grammar(Sequence& s, int32_t token);
+  // The vocabulary's bytes in a trie for grammar masks, with `end_tokens` as the tokens
+  // that end a complete output; built once per set of end tokens.
   std::shared_ptr<const grammar::TokenVocabulary> grammar_vocabulary(const std::vector<int32_t>& end_tokens);
   // A prompt chunk of the pass being built: its sequence, and its first position.
   struct Prefill {

@@ -265,8 +265,8 @@ std::string tool_call_gbnf(ToolCallFormat format, const nlohmann::ordered_json& 
     const std::string quoted_name = grammar::gbnf_quote(nlohmann::ordered_json(name).dump());
     if (forced) {
       // In the spacing Qwen's templates show the model.
-      rules += rule + " ::= " + grammar::gbnf_quote("<tool_call>\n{\"name\": ") + " " + quoted_name + " " +
-               grammar::gbnf_quote(", \"arguments\": ") + " " + args + " " + grammar::gbnf_quote("}\n</tool_call>") + "\n";
+      rules += rule + " ::= " + grammar::gbnf_quote(str_cat(kToolCallOpen, "\n{\"name\": ")) + " " + quoted_name + " " +
+               grammar::gbnf_quote(", \"arguments\": ") + " " + args + " " + grammar::gbnf_quote(str_cat("}\n", kToolCallClose)) + "\n";
     } else {
       // After the trigger, in any JSON spacing (the argument rules end with their own).
       rules += rule + " ::= space \"{\" space \"\\\"name\\\"\" space \":\" space " + quoted_name +
