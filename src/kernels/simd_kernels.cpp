@@ -35,6 +35,22 @@ struct ActBlock {
   int32_t sum;  // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
   int8_t q[32];
 };
+// Activations for the q4_K / q6_K integer kernels (simd_kquant_dot.inc): one block per 256
+// values x, X = round(x / d) with d = amax / 2047. |X| <= 2047 bounds every sum the kernels
+// form: a q4_K super-block's dot is at most 8 * 63 * 32 * 15 * 2047 < 2^29, a q6_K one's
+// 16 * 128 * 16 * 32 * 2047 < 2^31, and the sums of 16 values fit int16.
+// X is kept twice: as int16 words, which prefill multiplies with weights unpacked to words,
+// and as two byte planes X = 16 hi + lo, which decode multiplies with the packed codes as they
+// are (vpmaddubsw) without unpacking a row it reads once.
+struct KActBlock {
+  int16_t x[256];
+  int8_t hi[256];    // X >> 4, in [-128, 127]
+  int8_t lo[256];    // X & 15
+  int16_t sums[16];  // of x over values 16j..16j+15
+  float d;
+  int32_t padding[7];  // a whole number of cache lines
+};
+static_assert(sizeof(KActBlock) == 1088);
 }  // namespace glass::simd
 #endif
 
@@ -76,6 +92,8 @@ HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
 size_t PreparedRowBytes(WeightType type, int64_t cols) {
   if (traits(type).activation == ActivationFormat::Int8x32)
     return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+  if (traits(type).activation == ActivationFormat::Int12x256)
+    return static_cast<size_t>(cols / kSuperBlock) * sizeof(KActBlock);
   return static_cast<size_t>(cols) * sizeof(float);
 }
 
@@ -93,6 +111,36 @@ void QuantizeBlock32(const float* v, ActBlock& out) {
     sum += out.q[j];
   }
   out.sum = sum;
+}
+
+// 256 values as KActBlock says. The rounding is to nearest even, vectorized.
+void QuantizeKBlock(const float* v, KActBlock& out) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  VF amax = hn::Zero(df);
+  for (int64_t j = 0; j < kSuperBlock; j += L) amax = hn::Max(amax, hn::Abs(hn::LoadU(df, v + j)));
+  const float m = hn::GetLane(hn::MaxOfLanes(df, amax));
+  const float id = m != 0 ? 2047.0f / m : 0.0f;
+  out.d = m / 2047.0f;
+  HWY_ALIGN int32_t q[kSuperBlock];
+  const VF vid = hn::Set(df, id);
+  const auto lim = hn::Set(di, 2047);
+  for (int64_t j = 0; j < kSuperBlock; j += L) {
+    const auto x = hn::NearestInt(hn::Mul(hn::LoadU(df, v + j), vid));
+    hn::Store(hn::Min(hn::Max(x, hn::Neg(lim)), lim), di, q + j);
+  }
+  for (int j = 0; j < kSuperBlock; ++j) {
+    out.x[j] = static_cast<int16_t>(q[j]);
+    out.hi[j] = static_cast<int8_t>(q[j] >> 4);
+    out.lo[j] = static_cast<int8_t>(q[j] & 15);
+  }
+  for (int s = 0; s < 16; ++s) {
+    int32_t sum = 0;
+    for (int j = 16 * s; j < 16 * s + 16; ++j) sum += q[j];
+    out.sums[s] = static_cast<int16_t>(sum);
+  }
+  std::memset(out.padding, 0, sizeof(out.padding));
 }
 
 // BF16 kernels read 2L weights as L u32 lanes and split them into even and odd
@@ -125,6 +173,9 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
         if (traits(type).activation == ActivationFormat::Int8x32) {
           auto* blocks = reinterpret_cast<ActBlock*>(row);
           for (int64_t b = 0; b < cols / kQuantBlock; ++b) QuantizeBlock32(src + b * kQuantBlock, blocks[b]);
+        } else if (traits(type).activation == ActivationFormat::Int12x256) {
+          auto* blocks = reinterpret_cast<KActBlock*>(row);
+          for (int64_t b = 0; b < cols / kSuperBlock; ++b) QuantizeKBlock(src + b * kSuperBlock, blocks[b]);
         } else {  // the block types decoded to float (simd_block_decode.inc)
           std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(float));
         }
@@ -321,6 +372,7 @@ HWY_INLINE void TileInt8(const WeightMatrix& w, int64_t r0, const ActBlock* x, i
 }
 
 #include "kernels/simd_block_decode.inc"
+#include "kernels/simd_kquant_dot.inc"
 
 // ---------------------------------------------------------------- interleaved int8 groups
 
@@ -607,9 +659,7 @@ HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
     case W::Q5_1: f(std::integral_constant<W, W::Q5_1>{}); return true;
     case W::Q2_K: f(std::integral_constant<W, W::Q2_K>{}); return true;
     case W::Q3_K: f(std::integral_constant<W, W::Q3_K>{}); return true;
-    case W::Q4_K: f(std::integral_constant<W, W::Q4_K>{}); return true;
     case W::Q5_K: f(std::integral_constant<W, W::Q5_K>{}); return true;
-    case W::Q6_K: f(std::integral_constant<W, W::Q6_K>{}); return true;
     default: return false;
   }
 }
@@ -772,6 +822,10 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     }
     row_begin = end;
     if (row_begin >= row_end) return;
+  }
+  if (traits(w.type).activation == ActivationFormat::Int12x256) {
+    KQuantMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
+    return;
   }
   if (n == 1) {  // decode: memory-bound, many rows in flight (4 for the decoded types, whose
                  // decoding needs registers of its own)

@@ -21,9 +21,11 @@ using DequantizeBlocks = void (*)(const std::byte* src, float* out, int64_t bloc
 using QuantizeBlocks = void (*)(const float* in, std::byte* out, int64_t blocks);
 
 // How a type's SIMD dot kernels take the activations: as floats (a block type's blocks are
-// decoded to floats first), or quantized to int8 per block of 32 values with a float scale,
-// as ggml's Q8_0 does on x86, so that the integer products are llama.cpp's.
-enum class ActivationFormat : uint8_t { Float, Int8x32 };
+// decoded to floats first); quantized to int8 per block of 32 values with a float scale,
+// as ggml's Q8_0 does on x86, so that the integer products are llama.cpp's; or quantized to
+// 12 bits per super-block of 256 values with a float scale (16 times finer than llama.cpp's
+// Q8_K for the k-quants, so that glass stays nearer the float result than llama.cpp).
+enum class ActivationFormat : uint8_t { Float, Int8x32, Int12x256 };
 
 struct WeightTypeTraits {
   WeightType type;
