@@ -96,6 +96,46 @@ __attribute__((target("avx2"))) int64_t int8_avx2(int64_t iterations, std::atomi
   return iterations * 12 * 32;
 }
 
+__attribute__((target("avx512f,avx512vnni"))) int64_t int16_vnni512(int64_t iterations, std::atomic<int>* sink) {
+  const __m512i x = _mm512_set1_epi16(3), y = _mm512_set1_epi16(-2);
+  __m512i acc[12];
+  for (auto& a : acc) a = _mm512_setzero_si512();
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) a = _mm512_dpwssd_epi32(a, x, y);
+  }
+  __m512i total = acc[0];
+  for (int j = 1; j < 12; ++j) total = _mm512_add_epi32(total, acc[j]);
+  sink->fetch_add(_mm512_reduce_add_epi32(total) & 1, std::memory_order_relaxed);
+  return iterations * 12 * 32;
+}
+// vpmaddwd and the addition that accumulates its pairs, as the kernels without VNNI issue them.
+__attribute__((target("avx512f,avx512bw"))) int64_t int16_madd512(int64_t iterations, std::atomic<int>* sink) {
+  const __m512i x = _mm512_set1_epi16(3), y = _mm512_set1_epi16(-2);
+  __m512i acc[12];
+  for (auto& a : acc) a = _mm512_setzero_si512();
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) a = _mm512_add_epi32(a, _mm512_madd_epi16(x, y));
+  }
+  __m512i total = acc[0];
+  for (int j = 1; j < 12; ++j) total = _mm512_add_epi32(total, acc[j]);
+  sink->fetch_add(_mm512_reduce_add_epi32(total) & 1, std::memory_order_relaxed);
+  return iterations * 12 * 32;
+}
+__attribute__((target("avx2"))) int64_t int16_madd256(int64_t iterations, std::atomic<int>* sink) {
+  const __m256i x = _mm256_set1_epi16(3), y = _mm256_set1_epi16(-2);
+  __m256i acc[12];
+  for (auto& a : acc) a = _mm256_setzero_si256();
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) a = _mm256_add_epi32(a, _mm256_madd_epi16(x, y));
+  }
+  __m256i total = acc[0];
+  for (int j = 1; j < 12; ++j) total = _mm256_add_epi32(total, acc[j]);
+  sink->fetch_add(_mm256_extract_epi32(total, 0) & 1, std::memory_order_relaxed);
+  return iterations * 12 * 16;
+}
 alignas(64) constexpr amx::TileConfig kFullLines = amx::make_config(16, 64, 16);
 alignas(64) constexpr amx::TileConfig kBlockLines = amx::make_config(16, 32, 8);
 
@@ -146,6 +186,9 @@ int64_t run(ComputeInstruction which, int64_t iterations, std::atomic<int>* sink
     case ComputeInstruction::Fma512: return fma512(iterations, sink);
     case ComputeInstruction::Fma256: return fma256(iterations, sink);
     case ComputeInstruction::Int8Avx2: return int8_avx2(iterations, sink);
+    case ComputeInstruction::Int16Vnni512: return int16_vnni512(iterations, sink);
+    case ComputeInstruction::Int16Madd512: return int16_madd512(iterations, sink);
+    case ComputeInstruction::Int16Madd256: return int16_madd256(iterations, sink);
   }
   return 0;
 }
@@ -167,6 +210,9 @@ const char* compute_instruction_name(ComputeInstruction i) {
     case ComputeInstruction::Fma512: return "AVX-512 fp32 FMA zmm";
     case ComputeInstruction::Fma256: return "AVX2 fp32 FMA ymm";
     case ComputeInstruction::Int8Avx2: return "AVX2 vpmaddubsw ymm";
+    case ComputeInstruction::Int16Vnni512: return "AVX-512 vpdpwssd zmm";
+    case ComputeInstruction::Int16Madd512: return "AVX-512 vpmaddwd zmm";
+    case ComputeInstruction::Int16Madd256: return "AVX2 vpmaddwd ymm";
   }
   return "?";
 }
@@ -174,8 +220,10 @@ const char* compute_instruction_name(ComputeInstruction i) {
 bool can_measure(ComputeInstruction i) {
 #if defined(__x86_64__)
   if (is_tile(i)) return amx::cpu_has_amx() && amx::tile_permission_granted();
-  if (i == ComputeInstruction::Vnni512 || i == ComputeInstruction::Vnni256) return amx::cpu_has_vnni512();
+  if (i == ComputeInstruction::Vnni512 || i == ComputeInstruction::Vnni256 || i == ComputeInstruction::Int16Vnni512)
+    return amx::cpu_has_vnni512();
   if (i == ComputeInstruction::Fma512) return __builtin_cpu_supports("avx512f");
+  if (i == ComputeInstruction::Int16Madd512) return __builtin_cpu_supports("avx512bw");
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
   (void)i;

@@ -16,6 +16,9 @@ enum class ComputeInstruction {
   Fma512,         // AVX-512 vfmadd on zmm (16 fp32 MACs)
   Fma256,         // AVX2 vfmadd on ymm (8 fp32 MACs)
   Int8Avx2,       // AVX2 vpmaddubsw on ymm (32 int8 MACs, into int16 pairs)
+  Int16Vnni512,   // AVX-512 VNNI vpdpwssd on zmm (32 int16 MACs), as the q4_K / q6_K prefill uses it
+  Int16Madd512,   // AVX-512 vpmaddwd on zmm (32 int16 MACs, into int32 pairs)
+  Int16Madd256,   // AVX2 vpmaddwd on ymm (16 int16 MACs, into int32 pairs)
 };
 const char* compute_instruction_name(ComputeInstruction i);
 // AMX instructions (they need the tile permission in every thread that runs them).

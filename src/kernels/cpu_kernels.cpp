@@ -187,6 +187,10 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   }
   std::string s = simd_target();
   if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
+  if (traits(w.type).activation == ActivationFormat::Int12x256)
+    s += s.rfind("AVX", 0) == 0 ? " (int16 dot products, 12-bit activations)" : " (integer dot products, 12-bit activations)";
+  if (traits(w.type).activation == ActivationFormat::Int12x256 && features_.avx512_vnni && s.rfind("AVX3", 0) == 0)
+    s += " + VNNI";
   if (interleavable(w.type) && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
   return s;
 }
@@ -223,7 +227,13 @@ CpuKernels::ComputePath CpuKernels::compute_path(WeightType type, int64_t n) con
     case Route::Decoded:
     case Route::Vector: break;
   }
-  if (interleavable(type)) {
+  if (traits(type).activation == ActivationFormat::Int12x256) {  // prefill's kernel (decode reads bytes)
+    p.valid = avx3 || avx2;
+    p.instruction = avx3 && features_.avx512_vnni ? ComputeInstruction::Int16Vnni512
+                    : avx3                         ? ComputeInstruction::Int16Madd512
+                                                   : ComputeInstruction::Int16Madd256;
+    p.how = str_cat(compute_instruction_name(p.instruction), " on rows unpacked to int16, 12-bit activations");
+  } else if (interleavable(type)) {
     if (avx3 && features_.avx512_vnni) p.instruction = ComputeInstruction::Vnni256, p.valid = true, p.how = "vpdpbusd ymm";
     else if (avx3 || avx2) p.instruction = ComputeInstruction::Int8Avx2, p.valid = true, p.how = "vpmaddubsw ymm";
   } else if (avx3) {

@@ -27,7 +27,7 @@ constexpr std::array<WeightTypeTraits, 13> kTypes = {{
     {W::Q2_K, "q2_K", 10, 256, 84, c::dequantize_q2_K, c::quantize_q2_K, A::Float},
     {W::Q3_K, "q3_K", 11, 256, 110, c::dequantize_q3_K, c::quantize_q3_K, A::Float},
     {W::Q4_K, "q4_K", 12, 256, 144, c::dequantize_q4_K, c::quantize_q4_K, A::Int12x256},
-    {W::Q5_K, "q5_K", 13, 256, 176, c::dequantize_q5_K, c::quantize_q5_K, A::Float},
+    {W::Q5_K, "q5_K", 13, 256, 176, c::dequantize_q5_K, c::quantize_q5_K, A::Int12x256},
     {W::Q6_K, "q6_K", 14, 256, 210, c::dequantize_q6_K, c::quantize_q6_K, A::Int12x256},
 }};
 
