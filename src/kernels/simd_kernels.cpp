@@ -115,7 +115,17 @@ void QuantizeBlock32(const float* v, ActBlock& out) {
 }
 
 // 256 values as KActBlock says. The rounding is to nearest even, vectorized.
-void QuantizeKBlock(const float* v, KActBlock& out) {
+// Where a value of a super-block sits in the byte planes: in order, except on AVX-512 for the
+// types with mins (q4_K, q5_K), whose decode kernel reads the packed codes 64 bytes at a time
+// (simd_kquant_dot.inc, KPlanes): plane position 64c + m holds value 128(c / 2) + 32(c % 2) +
+// m % 32 + 64(m / 32).
+HWY_INLINE int KActPlanePosition(WeightType type, int v) {
+  if (HWY_TARGET > HWY_AVX3 || (type != WeightType::Q4_K && type != WeightType::Q5_K)) return v;
+  const int i = v / 128, r = v % 128;  // r = 32(c % 2) + 64(m / 32) + m % 32
+  return 128 * i + 64 * ((r / 32) % 2) + 32 * (r / 64) + r % 32;
+}
+
+void QuantizeKBlock(WeightType type, const float* v, KActBlock& out) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
@@ -133,8 +143,9 @@ void QuantizeKBlock(const float* v, KActBlock& out) {
   }
   for (int j = 0; j < kSuperBlock; ++j) {
     out.x[j] = static_cast<int16_t>(q[j]);
-    out.hi[j] = static_cast<int8_t>(q[j] >> 4);
-    out.lo[j] = static_cast<int8_t>(q[j] & 15);
+    const int p = KActPlanePosition(type, j);
+    out.hi[p] = static_cast<int8_t>(q[j] >> 4);
+    out.lo[p] = static_cast<int8_t>(q[j] & 15);
   }
   for (int s = 0; s < 16; ++s) {
     int32_t sum = 0;
@@ -176,7 +187,7 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
           for (int64_t b = 0; b < cols / kQuantBlock; ++b) QuantizeBlock32(src + b * kQuantBlock, blocks[b]);
         } else if (traits(type).activation == ActivationFormat::Int12x256) {
           auto* blocks = reinterpret_cast<KActBlock*>(row);
-          for (int64_t b = 0; b < cols / kSuperBlock; ++b) QuantizeKBlock(src + b * kSuperBlock, blocks[b]);
+          for (int64_t b = 0; b < cols / kSuperBlock; ++b) QuantizeKBlock(type, src + b * kSuperBlock, blocks[b]);
         } else {  // the block types decoded to float (simd_block_decode.inc)
           std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(float));
         }
