@@ -186,13 +186,12 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
     case Route::Vector: break;
   }
   std::string s = simd_target();
-  if (is_block_quantized(w.type) && traits(activation_type(w)).activation == ActivationFormat::Float)
-    s += " (blocks decoded to f32)";
+  if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
   if (traits(w.type).activation == ActivationFormat::Int12x256)
     s += s.rfind("AVX", 0) == 0 ? " (int16 dot products, 12-bit activations)" : " (integer dot products, 12-bit activations)";
   if (traits(w.type).activation == ActivationFormat::Int12x256 && features_.avx512_vnni && s.rfind("AVX3", 0) == 0)
     s += " + VNNI";
-  if (interleavable(w.type) && w.interleaved && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
+  if (interleavable(w.type) && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
   return s;
 }
 
@@ -308,7 +307,7 @@ void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
   const Route r = route(w, n);
-  const std::byte* xp = prepare(r, activation_type(w), x, n, w.cols, prepared_);
+  const std::byte* xp = prepare(r, w.type, x, n, w.cols, prepared_);
   pool_.parallel_for(w.rows, row_grain(w), [&](int64_t b, int64_t e) { matmul_rows(r, w, xp, n, b, e, bias, y); });
 }
 
@@ -318,7 +317,7 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
   for (size_t i = 0; i < count; ++i) {
     const WeightMatrix& w = *outputs[i].w;
     same_kind = same_kind && w.type == outputs[0].w->type && w.cols == outputs[0].w->cols &&
-                w.tiled == outputs[0].w->tiled && activation_type(w) == activation_type(*outputs[0].w);
+                w.tiled == outputs[0].w->tiled;
     total_rows += w.rows;
   }
   if (!same_kind || count == 0) {
@@ -326,7 +325,7 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
     return;
   }
   const Route r = route(*outputs[0].w, n);
-  const std::byte* xp = prepare(r, activation_type(*outputs[0].w), x, n, outputs[0].w->cols, prepared_);
+  const std::byte* xp = prepare(r, outputs[0].w->type, x, n, outputs[0].w->cols, prepared_);
   // One range over the concatenated rows of all outputs.
   pool_.parallel_for(total_rows, row_grain(*outputs[0].w), [&](int64_t b, int64_t e) {
     int64_t offset = 0;
@@ -341,10 +340,8 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
 
 void CpuKernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n, float* out) {
   const Route gr = route(gate, n), ur = route(up, n);
-  const std::byte* gp = prepare(gr, activation_type(gate), x, n, gate.cols, prepared_);
-  const std::byte* upp = activation_type(up) == activation_type(gate) && ur == gr
-                             ? gp
-                             : prepare(ur, activation_type(up), x, n, up.cols, prepared_up_);
+  const std::byte* gp = prepare(gr, gate.type, x, n, gate.cols, prepared_);
+  const std::byte* upp = up.type == gate.type && ur == gr ? gp : prepare(ur, up.type, x, n, up.cols, prepared_up_);
   const auto count = static_cast<size_t>(n * up.rows);
   if (up_scratch_.size() < count) up_scratch_.resize(count);
   float* u = up_scratch_.data();

@@ -666,8 +666,6 @@ template <class F>
 HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
   using W = WeightType;
   switch (t) {
-    case W::Q8_0: f(std::integral_constant<W, W::Q8_0>{}); return true;
-    case W::Q4_0: f(std::integral_constant<W, W::Q4_0>{}); return true;
     case W::Q4_1: f(std::integral_constant<W, W::Q4_1>{}); return true;
     case W::Q5_0: f(std::integral_constant<W, W::Q5_0>{}); return true;
     case W::Q5_1: f(std::integral_constant<W, W::Q5_1>{}); return true;
@@ -676,11 +674,8 @@ HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
     default: return false;
   }
 }
-// Whether w's rows are decoded to floats: the types above, q8_0 and q4_0 only row-major (a
-// GGUF's own rows; interleaved ones have int8 kernels).
-HWY_INLINE bool IsDecoded(const WeightMatrix& w) {
-  return activation_type(w) != WeightType::Q8_0 && activation_type(w) != WeightType::Q4_0 &&
-         WithDecodedType(w.type, [](auto) {});
+HWY_INLINE bool IsDecoded(WeightType t) {
+  return WithDecodedType(t, [](auto) {});
 }
 
 template <int R, int T>
@@ -688,19 +683,19 @@ HWY_INLINE void Tile(const WeightMatrix& w, int64_t r0, const std::byte* prepare
                      float* y, int64_t ystride, bool vnni) {
   const auto* x = reinterpret_cast<const float*>(prepared);
   const auto xstride = static_cast<int64_t>(prow / 4);
-  if (IsDecoded(w)) {  // one token at a time (their prefill is DecodedPrefillRows)
-    if constexpr (T == 1) {
-      WithDecodedType(w.type, [&](auto type) { TileDecoded<decltype(type)::value, R>(w, r0, x, bias, y); });
-    }
-    return;
-  }
   switch (w.type) {
     case WeightType::BF16: TileFloat<BF16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
     case WeightType::F16: TileFloat<F16Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
     case WeightType::F32: TileFloat<F32Weights, R, T>(w, r0, x, xstride, bias, y, ystride); return;
     case WeightType::Q8_0: TileInt8Of<BlockQ8_0, R, T>(w, r0, prepared, prow, bias, y, ystride, vnni); return;
     case WeightType::Q4_0: TileInt8Of<BlockQ4_0, R, T>(w, r0, prepared, prow, bias, y, ystride, vnni); return;
-    default: return;
+    default:  // the decoded types, one token at a time (their prefill is DecodedPrefillRows)
+      if constexpr (T == 1) {
+        WithDecodedType(w.type, [&](auto type) {
+          TileDecoded<decltype(type)::value, R>(w, r0, x, bias, y);
+        });
+      }
+      return;
   }
 }
 
@@ -823,7 +818,7 @@ void DecodedPrefillRows(const WeightMatrix& w, const float* x, int64_t n, int64_
 
 void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y, bool vnni) {
-  const size_t prow = PreparedRowBytes(activation_type(w), w.cols);
+  const size_t prow = PreparedRowBytes(w.type, w.cols);
   if (row_begin < w.interleaved_rows()) {
     const int64_t end = std::min(row_end, w.interleaved_rows());
     const auto* x = reinterpret_cast<const ActBlock*>(prepared);
@@ -845,9 +840,9 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
   }
   if (n == 1) {  // decode: memory-bound, many rows in flight (4 for the decoded types, whose
                  // decoding needs registers of its own)
-    if (IsDecoded(w)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+    if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
     else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
-  } else if (IsDecoded(w)) {
+  } else if (IsDecoded(w.type)) {
     DecodedPrefillRows(w, reinterpret_cast<const float*>(prepared), n, row_begin, row_end, bias, y);
   } else {
     PrefillRows(w, prepared, prow, n, row_begin, row_end, bias, y, w.rows, vnni);

@@ -111,14 +111,6 @@ inline const std::byte* tile_scales(const WeightMatrix& w, int64_t g, int64_t b)
          static_cast<size_t>(b) * 2 * kTileRows;
 }
 
-// The type whose activations the SIMD kernels read for `w` (simd::prepare_rows): its own,
-// except row-major q8_0 / q4_0 (a GGUF's own rows), whose blocks are decoded to floats like
-// q5_0's and so read the activations as floats (F32). Interleaved and tiled q8_0 / q4_0 take
-// int8 activations.
-inline WeightType activation_type(const WeightMatrix& w) {
-  return interleavable(w.type) && !w.interleaved && !w.tiled ? WeightType::F32 : w.type;
-}
-
 // Decodes row `r` into `out[cols]`.
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out);
 

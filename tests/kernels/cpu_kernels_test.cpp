@@ -63,10 +63,10 @@ std::string layout_name(const WeightMatrix& w) {
   return std::string(weight_type_name(w.type)) + (w.interleaved ? " interleaved" : "");
 }
 
-// The activations a matrix's kernel actually multiplies: as they are for the float kernels,
-// else as ggml quantizes them for its dot products (int8) or finer (the k-quants' 12 bits).
-std::vector<float> kernel_activations(const WeightMatrix& w, const std::vector<float>& x) {
-  const ActivationFormat format = traits(activation_type(w)).activation;
+// The activations a type's kernel actually multiplies: as they are for the float kernels,
+// else as ggml quantizes them for its dot products.
+std::vector<float> kernel_activations(WeightType type, const std::vector<float>& x) {
+  const ActivationFormat format = traits(type).activation;
   std::vector<float> out(x);
   if (format == ActivationFormat::Int8x32) {
     // quantize_row_q8_0 on x86: values times 127 / amax, rounded to even; the scale as an f16.
@@ -145,10 +145,9 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
             const auto x = randn(static_cast<size_t>(n * cols), rng);
             const auto bias = randn(static_cast<size_t>(rows), rng);
             std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size());
-            const WeightMatrix row_major = m.w;
+            ReferenceKernels ref;  // on the row-major matrix
+            ref.matmul(m.w, kernel_activations(type, x).data(), n, bias.data(), expect.data());
             for (const Matrix& layout : layouts(std::move(m))) {
-              ReferenceKernels ref;  // on the row-major matrix, with the layout's activations
-              ref.matmul(row_major, kernel_activations(layout.w, x).data(), n, bias.data(), expect.data());
               CpuKernels fast(pool, features_);
               fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
               for (size_t i = 0; i < got.size(); ++i) {
