@@ -182,8 +182,8 @@ Command add_bench_command(CLI::App& app) {
             CpuKernels::ComputePath prefill_path, decode_path;
             double peak = 0;
             if (cpu != nullptr) {
-              prefill_path = cpu->compute_path(model.weight_type(), std::max(o->prompt, 1));
-              decode_path = cpu->compute_path(model.weight_type(), 1);
+              prefill_path = cpu->compute_path(model.representative_matrix(), std::max(o->prompt, 1));
+              decode_path = cpu->compute_path(model.representative_matrix(), 1);
               if (!o->no_peak && o->prompt > 0 && prefill_path.valid) {
                 ThreadPool pool(backend.threads());
                 const CpuKernels permitted(pool);  // checks the tile permission in each thread

@@ -195,14 +195,8 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   return s;
 }
 
-CpuKernels::ComputePath CpuKernels::compute_path(WeightType type, int64_t n) const {
-  WeightMatrix w;  // a matrix of whole tiles, laid out as the model loads it
-  w.type = type;
-  w.rows = kTileRows;
-  w.cols = kTileChunk;
-  w.row_bytes = weight_row_bytes(type, w.cols);
-  w.tiled = tiles_for(w, features_);
-  w.interleaved = !w.tiled && interleavable(type);
+CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t n) const {
+  const WeightType type = w.type;
   ComputePath p;
   p.name = matmul_path(w, n);
   const std::string target = simd_target();

@@ -85,7 +85,8 @@ class CpuKernels final : public Kernels {
     std::string how;
     bool valid = false;
   };
-  ComputePath compute_path(WeightType type, int64_t n) const;
+  // For a matrix as the model holds it (its type and layout).
+  ComputePath compute_path(const WeightMatrix& w, int64_t n) const;
 
   void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) override;
   void matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) override;

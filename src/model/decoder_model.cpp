@@ -285,11 +285,13 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   scratch_bytes_ = 0;
 }
 
-WeightType DecoderModel::weight_type() const {
-  if (layers_.empty()) return embed_.type;
+const WeightMatrix& DecoderModel::representative_matrix() const {
+  if (layers_.empty()) return embed_;
   const Layer& L = layers_[0];
-  return L.sparse() ? L.experts[0].gate.type : L.gate.type;
+  return L.sparse() ? L.experts[0].gate : L.gate;
 }
+
+WeightType DecoderModel::weight_type() const { return representative_matrix().type; }
 
 size_t DecoderModel::matrix_bytes() const {
   size_t n = embed_.bytes();

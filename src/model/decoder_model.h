@@ -47,7 +47,10 @@ class DecoderModel {
   // (num_experts_per_tok of each sparse layer) with its router, and the lm_head (the
   // embedding contributes one row).
   size_t decode_weight_bytes() const;
-  // The type of the largest matrices (for reports).
+  // The first layer's MLP gate (an expert's in a sparse layer), the embedding without layers:
+  // a matrix of the largest kind, with its type and layout, for reports.
+  const WeightMatrix& representative_matrix() const;
+  // Its type.
   WeightType weight_type() const;
 
   // Runs every row of `batch`, writing its K/V into `cache` (the sequences must exist),
