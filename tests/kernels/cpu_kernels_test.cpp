@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "base/half.h"
+#include "quant/blocks.h"
 #include "kernels/reference_kernels.h"
 #include "kernels/simd_kernels.h"
 
@@ -65,8 +67,8 @@ std::string layout_name(const WeightMatrix& w) {
 
 // The activations a type's kernel actually multiplies: as they are for the float kernels,
 // else as ggml quantizes them for its dot products.
-std::vector<float> kernel_activations(WeightType type, const std::vector<float>& x) {
-  const ActivationFormat format = traits(type).activation;
+std::vector<float> kernel_activations(const WeightMatrix& w, const std::vector<float>& x) {
+  const ActivationFormat format = traits(w.type).activation;
   std::vector<float> out(x);
   if (format == ActivationFormat::Int8x32) {
     // quantize_row_q8_0 on x86: values times 127 / amax, rounded to even; the scale as an f16.
@@ -146,7 +148,7 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
             const auto bias = randn(static_cast<size_t>(rows), rng);
             std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size());
             ReferenceKernels ref;  // on the row-major matrix
-            ref.matmul(m.w, kernel_activations(type, x).data(), n, bias.data(), expect.data());
+            ref.matmul(m.w, kernel_activations(m.w, x).data(), n, bias.data(), expect.data());
             for (const Matrix& layout : layouts(std::move(m))) {
               CpuKernels fast(pool, features_);
               fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
@@ -190,6 +192,87 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
         k.matmul(m.w, &x[5 * cols], 4, nullptr, sub.data());
         for (int64_t i = 0; i < 4 * rows; ++i) ASSERT_EQ(sub[i], batched[5 * rows + i]);
       }
+      }
+    }
+  });
+}
+
+// One row of `blocks` k-quant super-blocks whose codes, scales (and mins) are all the same:
+// the extremes the integer kernels' bounds are written for (simd_kernels.cpp, KActBlock).
+std::vector<std::byte> uniform_kquant_row(WeightType type, int64_t blocks, uint8_t code_byte, int8_t q6_scale) {
+  std::vector<std::byte> row(weight_row_bytes(type, blocks * kSuperBlock));
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::byte* p = row.data() + b * traits(type).block_bytes;
+    if (type == WeightType::Q6_K) {
+      auto& k = *reinterpret_cast<BlockQ6_K*>(p);
+      std::memset(k.low, code_byte, sizeof(k.low));
+      std::memset(k.high, code_byte, sizeof(k.high));
+      std::memset(k.scales, static_cast<uint8_t>(q6_scale), sizeof(k.scales));
+      k.scale = f32_to_f16(1.0f);
+    } else if (type == WeightType::Q5_K) {
+      auto& k = *reinterpret_cast<BlockQ5_K*>(p);
+      std::memset(k.scales, 0xff, sizeof(k.scales));  // every 6-bit scale and min 63
+      std::memset(k.q, code_byte, sizeof(k.q));
+      std::memset(k.high_bits, code_byte, sizeof(k.high_bits));
+      k.scale = f32_to_f16(1.0f);
+      k.min_scale = f32_to_f16(0.5f);
+    } else {
+      auto& k = *reinterpret_cast<BlockQ4_K*>(p);
+      std::memset(k.scales, 0xff, sizeof(k.scales));
+      std::memset(k.q, code_byte, sizeof(k.q));
+      k.scale = f32_to_f16(1.0f);
+      k.min_scale = f32_to_f16(0.5f);
+    }
+  }
+  return row;
+}
+
+// q4_K, q5_K and q6_K at the edges of their integer bounds: the largest codes with the largest
+// scales of either sign against activations that all quantize to +-2047, where the kernels'
+// partial int32 sums wrap and only the totals fit (q6_K: 63 x -128 x -2047 summed over 256
+// values is past 2^31; with the codes' excess of 32 taken off it is 2.08e9). Then prefill
+// across its blocks of 64 rows and 64 tokens against decode, bit for bit.
+TEST_F(SimdTargets, KQuantKernelsAtTheirBoundsAndAcrossPrefillBlocks) {
+  ThreadPool pool(2);
+  std::mt19937 rng(11);
+  for_each_target([&] {
+    for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+      SCOPED_TRACE(weight_type_name(type));
+      const int64_t blocks = 3, cols = blocks * kSuperBlock, n = 5;
+      for (uint8_t code_byte : {uint8_t{0x00}, uint8_t{0xff}}) {
+        for (int8_t q6_scale : {int8_t{-128}, int8_t{127}}) {
+          for (float sign : {-1.0f, 1.0f}) {
+            const auto bytes = uniform_kquant_row(type, blocks, code_byte, q6_scale);
+            const WeightMatrix w{type, bytes.data(), 1, cols, bytes.size()};
+            const std::vector<float> x(static_cast<size_t>(n * cols), sign);
+            std::vector<float> expect(static_cast<size_t>(n)), got(expect.size()), one(1);
+            ReferenceKernels().matmul(w, kernel_activations(w, x).data(), n, nullptr, expect.data());
+            CpuKernels fast(pool, features_);
+            fast.matmul(w, x.data(), n, nullptr, got.data());
+            fast.matmul(w, x.data(), 1, nullptr, one.data());
+            for (int64_t t = 0; t < n; ++t) {
+              ASSERT_NEAR(got[t], expect[t], 1e-6 * std::fabs(expect[t]) + 1e-3)
+                  << "codes " << int{code_byte} << " scale " << int{q6_scale} << " sign " << sign;
+              ASSERT_EQ(got[t], one[0]);
+            }
+          }
+        }
+      }
+      // 70 rows (a group of 64, then 6: one quad and 2 single rows), 67 tokens (a block of 64,
+      // then 3).
+      const int64_t rows = 70, big_n = 67;
+      Matrix m = make_matrix(type, rows, 2 * kSuperBlock, rng);
+      const auto x = randn(static_cast<size_t>(big_n * m.w.cols), rng);
+      std::vector<float> batched(static_cast<size_t>(big_n * rows)), expect(batched.size());
+      CpuKernels(pool, features_).matmul(m.w, x.data(), big_n, nullptr, batched.data());
+      ReferenceKernels().matmul(m.w, kernel_activations(m.w, x).data(), big_n, nullptr, expect.data());
+      for (int64_t t = 0; t < big_n; ++t) {
+        std::vector<float> alone(static_cast<size_t>(rows));
+        CpuKernels(pool, features_).matmul(m.w, &x[t * m.w.cols], 1, nullptr, alone.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(alone[r], batched[t * rows + r]) << "token " << t << " row " << r;
+          ASSERT_NEAR(batched[t * rows + r], expect[t * rows + r], 1e-4 * (1 + std::fabs(expect[t * rows + r])));
+        }
       }
     }
   });
