@@ -187,8 +187,7 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   }
   std::string s = simd_target();
   if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
-  if (traits(w.type).activation == ActivationFormat::Int12x256)
-    s += s.rfind("AVX", 0) == 0 ? " (int16 dot products, 12-bit activations)" : " (integer dot products, 12-bit activations)";
+  if (traits(w.type).activation == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
   if (traits(w.type).activation == ActivationFormat::Int12x256 && features_.avx512_vnni && s.rfind("AVX3", 0) == 0)
     s += " + VNNI";
   if (interleavable(w.type) && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
