@@ -580,6 +580,56 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
   }
   StoreSums<R, T>(acc, bias, r0, y, ystride);
 }
+
+// TileInt8Vnni for prefill, with 2P tokens: a zmm holds a pair of tokens, one per 256-bit
+// half, so each vpdpbusd, conversion, multiply and fma does two tokens' work. Lane by lane
+// the operations are TileInt8Vnni's (the excess is the dot's starting value instead of
+// subtracted after it, the same int32), so the results are the same bits.
+template <class Block, int R, int P>
+GLASS_VNNI HWY_NOINLINE void TileInt8PairsVnni(const WeightMatrix& w, int64_t r0, const ActBlock* x,
+                                              int64_t xstride_blocks, const float* bias, float* y, int64_t ystride) {
+  constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
+  const int64_t nb = w.cols / kQuantBlock;
+  const Block* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const Block*>(w.row(r0 + r));
+  __m512 acc[R][P];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i k = _mm512_set1_epi8(static_cast<char>(kQ8 ? 0x80 : 8));
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i xq[P], start[P];
+    __m512 xscale[P];
+    for (int p = 0; p < P; ++p) {
+      const ActBlock& first = x[2 * p * xstride_blocks + b];
+      const ActBlock& second = x[(2 * p + 1) * xstride_blocks + b];
+      xq[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(first.q))),
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(second.q)), 1);
+      start[p] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k, xq[p]));  // minus the excess
+      xscale[p] = _mm512_insertf32x8(_mm512_set1_ps(first.scale), _mm256_set1_ps(second.scale), 1);
+    }
+    for (int r = 0; r < R; ++r) {
+      __m256i u;
+      if constexpr (kQ8) u = _mm256_xor_si256(WeightBytes(wr[r][b]), _mm256_set1_epi8(static_cast<char>(0x80)));
+      else u = Nibbles(wr[r][b].q);
+      const __m512i u2 = _mm512_broadcast_i64x4(u);
+      const __m512 dw = _mm512_set1_ps(BlockScale(wr[r][b].scale));
+      for (int p = 0; p < P; ++p) {
+        const __m512i dot = _mm512_dpbusd_epi32(start[p], u2, xq[p]);
+        acc[r][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, xscale[p]), acc[r][p]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int p = 0; p < P; ++p) {
+      for (int h = 0; h < 2; ++h) {
+        float s = SumLanes(h == 0 ? _mm512_castps512_ps256(acc[r][p]) : _mm512_extractf32x8_ps(acc[r][p], 1));
+        if (bias != nullptr) s += bias[r0 + r];
+        y[(2 * p + h) * ystride + r0 + r] = s;
+      }
+    }
+  }
+}
 #undef GLASS_VNNI
 #define GLASS_HAVE_VNNI_KERNEL 1
 #else
@@ -708,10 +758,49 @@ HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_e
   for (; r < row_end; ++r) Tile<1, T>(w, r, prepared, prow, bias, y, ystride, vnni);
 }
 
+#if GLASS_HAVE_VNNI_KERNEL
+// PrefillRows for row-major q8_0 / q4_0 with VNNI: 4 rows x 3 token pairs a tile, the
+// tokens past the last whole pair as TileInt8Vnni (the same bits).
+template <class Block>
+HWY_INLINE void PairsPrefillRowsOf(const WeightMatrix& w, const ActBlock* x, int64_t xstride, int64_t n,
+                                   int64_t row_begin, int64_t row_end, const float* bias, float* y, int64_t ystride) {
+  constexpr int64_t P = 3;
+  const int64_t block = std::max<int64_t>(
+      2 * P, std::min<int64_t>(96, (256 << 10) / (xstride * static_cast<int64_t>(sizeof(ActBlock)))) / (2 * P) * (2 * P));
+  for (int64_t t0 = 0; t0 < n; t0 += block) {
+    const int64_t t1 = std::min(n, t0 + block);
+    int64_t r = row_begin;
+    auto rows = [&]<int R>(std::integral_constant<int, R>) {
+      int64_t t = t0;
+      for (; t + 2 * P <= t1; t += 2 * P)
+        TileInt8PairsVnni<Block, R, P>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
+      for (; t + 2 <= t1; t += 2)
+        TileInt8PairsVnni<Block, R, 1>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
+      if (t < t1) TileInt8Vnni<Block, R, 1>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
+    };
+    for (; r + 4 <= row_end; r += 4) rows(std::integral_constant<int, 4>{});
+    for (; r < row_end; ++r) rows(std::integral_constant<int, 1>{});
+  }
+}
+void PairsPrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, int64_t n, int64_t row_begin,
+                      int64_t row_end, const float* bias, float* y, int64_t ystride) {
+  const auto* x = reinterpret_cast<const ActBlock*>(prepared);
+  const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
+  if (w.type == WeightType::Q8_0) PairsPrefillRowsOf<BlockQ8_0>(w, x, xstride, n, row_begin, row_end, bias, y, ystride);
+  else PairsPrefillRowsOf<BlockQ4_0>(w, x, xstride, n, row_begin, row_end, bias, y, ystride);
+}
+#endif
+
 // Prefill: token blocks small enough that their activations stay in L2 while the weight
 // rows stream past, then 4x3 register tiles. Output y[t * ystride + r].
 void PrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, int64_t n, int64_t row_begin,
                  int64_t row_end, const float* bias, float* y, int64_t ystride, bool vnni) {
+#if GLASS_HAVE_VNNI_KERNEL
+  if (vnni && (w.type == WeightType::Q8_0 || w.type == WeightType::Q4_0)) {
+    PairsPrefillRows(w, prepared, prow, n, row_begin, row_end, bias, y, ystride);
+    return;
+  }
+#endif
   constexpr int64_t T = 3;
   const int64_t block = std::max<int64_t>(T, std::min<int64_t>(96, (256 << 10) / static_cast<int64_t>(prow)) / T * T);
   for (int64_t t0 = 0; t0 < n; t0 += block) {
