@@ -759,12 +759,12 @@ HWY_INLINE void RowSweep(const WeightMatrix& w, int64_t row_begin, int64_t row_e
 }
 
 #if GLASS_HAVE_VNNI_KERNEL
-// PrefillRows for row-major q8_0 / q4_0 with VNNI: 4 rows x 3 token pairs a tile, the
+// PrefillRows for row-major q8_0 / q4_0 with VNNI: 4 rows x 4 token pairs a tile, the
 // tokens past the last whole pair as TileInt8Vnni (the same bits).
 template <class Block>
 HWY_INLINE void PairsPrefillRowsOf(const WeightMatrix& w, const ActBlock* x, int64_t xstride, int64_t n,
                                    int64_t row_begin, int64_t row_end, const float* bias, float* y, int64_t ystride) {
-  constexpr int64_t P = 3;
+  constexpr int64_t P = 4;
   const int64_t block = std::max<int64_t>(
       2 * P, std::min<int64_t>(96, (256 << 10) / (xstride * static_cast<int64_t>(sizeof(ActBlock)))) / (2 * P) * (2 * P));
   for (int64_t t0 = 0; t0 < n; t0 += block) {
