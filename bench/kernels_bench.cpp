@@ -110,10 +110,13 @@ void EveryTypeShapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Matmul)->Name("BM_MatmulEveryType")->Apply(EveryTypeShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The k-quants at Qwen2.5-7B's ffn_down (3584 x 18944: 38 MB of q4_K, past the L3 of the
-// machines here), so that decode streams the matrix from memory as a 7B decode step does.
+// machines here), so that decode streams the matrix from memory as a 7B decode step does;
+// decode on 1 thread too, which shows the kernel's own rate on a busy machine.
 void KQuant7BShapes(benchmark::internal::Benchmark* b) {
-  for (WeightType t : {WeightType::Q4_K, WeightType::Q6_K})
+  for (WeightType t : {WeightType::Q4_K, WeightType::Q6_K}) {
     for (int n : {1, 64}) b->Args({static_cast<int>(t), 3584, 18944, n, 2, 1, 0});
+    b->Args({static_cast<int>(t), 3584, 18944, 1, 1, 1, 0});
+  }
 }
 BENCHMARK(BM_Matmul)->Name("BM_MatmulKQuant7B")->Apply(KQuant7BShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
