@@ -540,6 +540,75 @@ GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, con
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ystride, _mm256_add_ps(acc[t], vbias));
 }
 
+// GroupInt8Vnni on two groups at once (g and g + 1: 16 rows, 8 to a 256-bit half) for T
+// tokens, so each vpdpbusd, conversion, multiply and fma does both groups' work and the
+// token's 4 bytes are one broadcast for 16 rows. Lane by lane the operations are
+// GroupInt8Vnni's, so the results are the same bits. y and bias point at group g's first row.
+template <WeightType Type, int T>
+GLASS_VNNI HWY_NOINLINE void GroupPairInt8Vnni(const WeightMatrix& w, int64_t g, const ActBlock* x,
+                                              int64_t xstride_blocks, const float* bias, float* y, int64_t ystride) {
+  const int64_t nb = w.cols / kQuantBlock;
+  __m512 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  auto both = [](const uint8_t* a, const uint8_t* b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
+  };
+  for (int64_t b = 0; b < nb; ++b) {
+    const std::byte* block0 = w.group_block(g, b);
+    const std::byte* block1 = w.group_block(g + 1, b);
+    const __m512 dw = _mm512_insertf32x8(
+        _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block0)))),
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block1))), 1);
+    const uint8_t* q0 = interleaved_quants(block0);
+    const uint8_t* q1 = interleaved_quants(block1);
+    constexpr int C = 2;  // sums per token, as GroupInt8Vnni with T > 1
+    __m512i dot[C][T];
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < T; ++t) dot[c][t] = _mm512_setzero_si512();
+    int32_t excess;
+    if constexpr (Type == WeightType::Q8_0) {
+      const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+      for (int s = 0; s < 8; ++s) {
+        const __m512i wu = _mm512_xor_si512(both(q0 + 32 * s, q1 + 32 * s), flip);
+        for (int t = 0; t < T; ++t) {
+          int32_t v;
+          std::memcpy(&v, x[t * xstride_blocks + b].q + 4 * s, 4);
+          dot[s % C][t] = _mm512_dpbusd_epi32(dot[s % C][t], wu, _mm512_set1_epi32(v));
+        }
+      }
+      excess = 128;
+    } else {
+      const __m512i low = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        const __m512i packed = both(q0 + 32 * i, q1 + 32 * i);
+        const __m512i lo = _mm512_and_si512(packed, low);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
+        for (int t = 0; t < T; ++t) {
+          const int8_t* xq = x[t * xstride_blocks + b].q + 8 * i;
+          int32_t v0, v1;
+          std::memcpy(&v0, xq, 4);
+          std::memcpy(&v1, xq + 4, 4);
+          dot[(2 * i) % C][t] = _mm512_dpbusd_epi32(dot[(2 * i) % C][t], lo, _mm512_set1_epi32(v0));
+          dot[(2 * i + 1) % C][t] = _mm512_dpbusd_epi32(dot[(2 * i + 1) % C][t], hi, _mm512_set1_epi32(v1));
+        }
+      }
+      excess = 8;
+    }
+    for (int c = 1; c < C; ++c)
+      for (int t = 0; t < T; ++t) dot[0][t] = _mm512_add_epi32(dot[0][t], dot[c][t]);
+    for (int t = 0; t < T; ++t) {
+      const ActBlock& xb = x[t * xstride_blocks + b];
+      const __m512i exact = _mm512_sub_epi32(dot[0][t], _mm512_set1_epi32(excess * xb.sum));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(dw, _mm512_set1_ps(xb.scale)), acc[t]);
+    }
+  }
+  const __m512 vbias = bias != nullptr ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ystride, _mm512_add_ps(acc[t], vbias));
+}
+
 // TileInt8 on row-major q8_0 / q4_0 (a GGUF's own rows) with vpdpbusd: the weights are made
 // unsigned (q8_0 + 128, q4_0 as its nibbles) and each lane's excess, k times the sum of its
 // 4 activations, is subtracted, so every int32 lane is TileInt8's and the float steps after
@@ -687,6 +756,22 @@ HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_
     for (int64_t g = row_begin / kInterleaveRows; g * kInterleaveRows < row_end; ++g) {
       const int64_t lo = std::max(row_begin, g * kInterleaveRows);
       const int64_t hi = std::min(row_end, (g + 1) * kInterleaveRows);
+#if GLASS_HAVE_VNNI_KERNEL
+      // Prefill over two whole groups: 16 rows a zmm (the same bits as a group at a time).
+      if (Vnni && t1 - t0 >= 8 && lo == g * kInterleaveRows && (g + 2) * kInterleaveRows <= row_end) {
+        int64_t t = t0;
+        const float* gbias = bias != nullptr ? bias + lo : nullptr;
+        for (; t + 8 <= t1; t += 8)
+          GroupPairInt8Vnni<Type, 8>(w, g, x + t * xstride_blocks, xstride_blocks, gbias, y + t * w.rows + lo, w.rows);
+        for (; t < t1; t += tile)
+          for (int64_t h = 0; h < 2; ++h)
+            GroupTokens<Type, Vnni>(w, g + h, lo + h * kInterleaveRows, lo + (h + 1) * kInterleaveRows,
+                                    x + t * xstride_blocks, xstride_blocks, std::min<int64_t>(tile, t1 - t), bias,
+                                    y + t * w.rows);
+        ++g;
+        continue;
+      }
+#endif
       for (int64_t t = t0; t < t1; t += tile)
         GroupTokens<Type, Vnni>(w, g, lo, hi, x + t * xstride_blocks, xstride_blocks, std::min<int64_t>(tile, t1 - t),
                                 bias, y + t * w.rows);
