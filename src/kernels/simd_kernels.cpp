@@ -550,10 +550,6 @@ GLASS_VNNI HWY_NOINLINE void GroupPairInt8Vnni(const WeightMatrix& w, int64_t g,
   const int64_t nb = w.cols / kQuantBlock;
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
-  auto both = [](const uint8_t* a, const uint8_t* b) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
-  };
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* block0 = w.group_block(g, b);
     const std::byte* block1 = w.group_block(g + 1, b);
@@ -571,7 +567,7 @@ GLASS_VNNI HWY_NOINLINE void GroupPairInt8Vnni(const WeightMatrix& w, int64_t g,
       const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) {
-        const __m512i wu = _mm512_xor_si512(both(q0 + 32 * s, q1 + 32 * s), flip);
+        const __m512i wu = _mm512_xor_si512(LoadHalves(q0 + 32 * s, q1 + 32 * s), flip);
         for (int t = 0; t < T; ++t) {
           int32_t v;
           std::memcpy(&v, x[t * xstride_blocks + b].q + 4 * s, 4);
@@ -583,7 +579,7 @@ GLASS_VNNI HWY_NOINLINE void GroupPairInt8Vnni(const WeightMatrix& w, int64_t g,
       const __m512i low = _mm512_set1_epi8(0x0f);
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) {
-        const __m512i packed = both(q0 + 32 * i, q1 + 32 * i);
+        const __m512i packed = LoadHalves(q0 + 32 * i, q1 + 32 * i);
         const __m512i lo = _mm512_and_si512(packed, low);
         const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(packed, 4), low);
         for (int t = 0; t < T; ++t) {
@@ -672,8 +668,7 @@ GLASS_VNNI HWY_NOINLINE void TileInt8PairsVnni(const WeightMatrix& w, int64_t r0
     for (int p = 0; p < P; ++p) {
       const ActBlock& first = x[2 * p * xstride_blocks + b];
       const ActBlock& second = x[(2 * p + 1) * xstride_blocks + b];
-      xq[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(first.q))),
-                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(second.q)), 1);
+      xq[p] = LoadHalves(first.q, second.q);
       start[p] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k, xq[p]));  // minus the excess
       xscale[p] = _mm512_insertf32x8(_mm512_set1_ps(first.scale), _mm256_set1_ps(second.scale), 1);
     }
