@@ -16,6 +16,7 @@
 #include "base/half.h"
 #include "quant/blocks.h"
 #include "quant/codecs.h"
+#include "quant/kquant_parts.h"
 #include "quant/rounding.h"
 
 namespace glass::codecs {
@@ -143,18 +144,7 @@ float fit_q3_scale(const float* x, int8_t* codes) {
   return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-// The search of the types with a min (Q2_K, Q4_K, Q5_K): codes 0..nmax, value ~ scale *
-// code - min. Starting from the plain [min(x, 0), max(x)] mapping, it tries `steps` + 1
-// scales (nmax + rmin + rdelta * step over the range), fits scale and min to each by
-// weighted least squares and keeps the one of least weighted error (absolute or squared).
-struct ScaleMinSearch {
-  int nmax;
-  float rmin, rdelta;
-  int steps;
-  bool absolute_error;
-};
-
-// Returns the scale; *min_out gets the min as a non-negative amount to subtract.
+// The search of the types with a min (ScaleMinSearch, kquant_parts.h). Returns the scale; *min_out gets the min as a non-negative amount to subtract.
 float fit_scale_and_min(const float* x, const float* weights, int n, const ScaleMinSearch& s, uint8_t* codes,
                         uint8_t* scratch, float* min_out) {
   float min = x[0], max = x[0];
@@ -239,14 +229,11 @@ void pack_scale_min(uint8_t* packed, int j, uint8_t scale, uint8_t min) {
 
 
 // Q4_K and Q5_K share everything but the code width and the search: 8 sub-blocks of 32,
-// each weighted by (rms of the sub-block + |x|), fitted with a min; the scales and mins
-// quantized to 6 bits against the largest; the values re-quantized with the stored ones.
-// Writes the packed scales, the two fp16 super-block scales and the 256 codes.
-void quantize_scales_and_mins(const float* x, const ScaleMinSearch& search, uint8_t* packed, uint16_t* scale_bits,
-                              uint16_t* min_bits, uint8_t* codes) {
-  float scales[8], mins[8], weights[32];
+// each weighted by (rms of the sub-block + |x|), fitted with a min.
+void search_scales_and_mins(const float* x, const ScaleMinSearch& search, float* scales, float* mins,
+                            uint8_t* codes) {
+  float weights[32];
   uint8_t scratch[32];
-  float max_scale = 0.0f, max_min = 0.0f;  // scales come out positive: the min absorbs the offset
   for (int j = 0; j < 8; ++j) {
     const float* xs = x + 32 * j;
     float sum_x2 = 0.0f;
@@ -254,6 +241,16 @@ void quantize_scales_and_mins(const float* x, const ScaleMinSearch& search, uint
     const float rms = std::sqrt(sum_x2 / 32.0f);
     for (int l = 0; l < 32; ++l) weights[l] = rms + std::fabs(xs[l]);
     scales[j] = fit_scale_and_min(xs, weights, 32, search, codes + 32 * j, scratch, &mins[j]);
+  }
+}
+
+// Then the scales and mins quantized to 6 bits against the largest, and the values
+// re-quantized with the stored ones. Writes the packed scales, the two fp16 super-block
+// scales and the 256 codes.
+void finish_scales_and_mins(const float* x, int nmax, const float* scales, const float* mins, uint8_t* packed,
+                            uint16_t* scale_bits, uint16_t* min_bits, uint8_t* codes) {
+  float max_scale = 0.0f, max_min = 0.0f;  // scales come out positive: the min absorbs the offset
+  for (int j = 0; j < 8; ++j) {
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -275,7 +272,7 @@ void quantize_scales_and_mins(const float* x, const ScaleMinSearch& search, uint
     if (d == 0.0f) continue;  // the sub-block keeps the search's codes
     const float dm = m_all * static_cast<float>(sm.min);
     for (int l = 0; l < 32; ++l)
-      codes[32 * j + l] = static_cast<uint8_t>(clamp_int(nearest_int((x[32 * j + l] + dm) / d), 0, search.nmax));
+      codes[32 * j + l] = static_cast<uint8_t>(clamp_int(nearest_int((x[32 * j + l] + dm) / d), 0, nmax));
   }
 }
 
@@ -299,45 +296,49 @@ void dequantize_q2_K(const std::byte* src, float* out, int64_t blocks) {
   }
 }
 
+void finish_q2_K(const float* x, const float* scales, const float* mins, uint8_t* codes, std::byte* block) {
+  BlockQ2_K& blk = *reinterpret_cast<BlockQ2_K*>(block);
+  float max_scale = 0.0f, max_min = 0.0f;
+  for (int s = 0; s < 16; ++s) {
+    if (scales[s] > max_scale) max_scale = scales[s];
+    if (mins[s] > max_min) max_min = mins[s];
+  }
+  // 4-bit sub-block scales (low nibble) and mins (high nibble) against the largest.
+  std::memset(blk.scales, 0, sizeof blk.scales);
+  blk.scale = f32_to_f16(0.0f);
+  blk.min_scale = f32_to_f16(0.0f);
+  if (max_scale > 0.0f) {
+    const float iscale = 15.0f / max_scale;
+    for (int s = 0; s < 16; ++s) blk.scales[s] = static_cast<uint8_t>(nearest_int(iscale * scales[s]));
+    blk.scale = f32_to_f16(max_scale / 15.0f);
+  }
+  if (max_min > 0.0f) {
+    const float iscale = 15.0f / max_min;
+    for (int s = 0; s < 16; ++s)
+      blk.scales[s] = static_cast<uint8_t>(blk.scales[s] | (nearest_int(iscale * mins[s]) << 4));
+    blk.min_scale = f32_to_f16(max_min / 15.0f);
+  }
+  const float d_all = f16_to_f32(blk.scale), m_all = f16_to_f32(blk.min_scale);
+  for (int s = 0; s < 16; ++s) {
+    const float d = d_all * static_cast<float>(blk.scales[s] & 0x0f);
+    if (d == 0.0f) continue;  // the sub-block keeps the search's codes
+    const float dm = m_all * static_cast<float>(blk.scales[s] >> 4);
+    for (int l = 0; l < 16; ++l)
+      codes[16 * s + l] = static_cast<uint8_t>(clamp_int(nearest_int((x[16 * s + l] + dm) / d), 0, 3));
+  }
+  pack_2bit(codes, blk.q);
+}
+
 void quantize_q2_K(const float* in, std::byte* out, int64_t blocks) {
-  auto* b = reinterpret_cast<BlockQ2_K*>(out);
-  constexpr ScaleMinSearch kSearch{3, -0.5f, 0.1f, 15, true};
   uint8_t codes[256], scratch[16];
   float weights[16], scales[16], mins[16];
   for (int64_t i = 0; i < blocks; ++i, in += 256) {
-    BlockQ2_K& blk = b[i];
-    float max_scale = 0.0f, max_min = 0.0f;
     for (int s = 0; s < 16; ++s) {
       const float* xs = in + 16 * s;
       for (int l = 0; l < 16; ++l) weights[l] = std::fabs(xs[l]);
-      scales[s] = fit_scale_and_min(xs, weights, 16, kSearch, codes + 16 * s, scratch, &mins[s]);
-      if (scales[s] > max_scale) max_scale = scales[s];
-      if (mins[s] > max_min) max_min = mins[s];
+      scales[s] = fit_scale_and_min(xs, weights, 16, kQ2KSearch, codes + 16 * s, scratch, &mins[s]);
     }
-    // 4-bit sub-block scales (low nibble) and mins (high nibble) against the largest.
-    std::memset(blk.scales, 0, sizeof blk.scales);
-    blk.scale = f32_to_f16(0.0f);
-    blk.min_scale = f32_to_f16(0.0f);
-    if (max_scale > 0.0f) {
-      const float iscale = 15.0f / max_scale;
-      for (int s = 0; s < 16; ++s) blk.scales[s] = static_cast<uint8_t>(nearest_int(iscale * scales[s]));
-      blk.scale = f32_to_f16(max_scale / 15.0f);
-    }
-    if (max_min > 0.0f) {
-      const float iscale = 15.0f / max_min;
-      for (int s = 0; s < 16; ++s)
-        blk.scales[s] = static_cast<uint8_t>(blk.scales[s] | (nearest_int(iscale * mins[s]) << 4));
-      blk.min_scale = f32_to_f16(max_min / 15.0f);
-    }
-    const float d_all = f16_to_f32(blk.scale), m_all = f16_to_f32(blk.min_scale);
-    for (int s = 0; s < 16; ++s) {
-      const float d = d_all * static_cast<float>(blk.scales[s] & 0x0f);
-      if (d == 0.0f) continue;  // the sub-block keeps the search's codes
-      const float dm = m_all * static_cast<float>(blk.scales[s] >> 4);
-      for (int l = 0; l < 16; ++l)
-        codes[16 * s + l] = static_cast<uint8_t>(clamp_int(nearest_int((in[16 * s + l] + dm) / d), 0, 3));
-    }
-    pack_2bit(codes, blk.q);
+    finish_q2_K(in, scales, mins, codes, out + i * static_cast<int64_t>(sizeof(BlockQ2_K)));
   }
 }
 
@@ -427,16 +428,20 @@ void dequantize_q4_K(const std::byte* src, float* out, int64_t blocks) {
   }
 }
 
+void finish_q4_K(const float* x, const float* scales, const float* mins, uint8_t* codes, std::byte* block) {
+  BlockQ4_K& blk = *reinterpret_cast<BlockQ4_K*>(block);
+  finish_scales_and_mins(x, kQ4KSearch.nmax, scales, mins, blk.scales, &blk.scale, &blk.min_scale, codes);
+  for (int h = 0; h < 4; ++h)
+    for (int l = 0; l < 32; ++l)
+      blk.q[32 * h + l] = static_cast<uint8_t>(codes[64 * h + l] | (codes[64 * h + 32 + l] << 4));
+}
+
 void quantize_q4_K(const float* in, std::byte* out, int64_t blocks) {
-  auto* b = reinterpret_cast<BlockQ4_K*>(out);
-  constexpr ScaleMinSearch kSearch{15, -1.0f, 0.1f, 20, false};
   uint8_t codes[256];
+  float scales[8], mins[8];
   for (int64_t i = 0; i < blocks; ++i, in += 256) {
-    BlockQ4_K& blk = b[i];
-    quantize_scales_and_mins(in, kSearch, blk.scales, &blk.scale, &blk.min_scale, codes);
-    for (int h = 0; h < 4; ++h)
-      for (int l = 0; l < 32; ++l)
-        blk.q[32 * h + l] = static_cast<uint8_t>(codes[64 * h + l] | (codes[64 * h + 32 + l] << 4));
+    search_scales_and_mins(in, kQ4KSearch, scales, mins, codes);
+    finish_q4_K(in, scales, mins, codes, out + i * static_cast<int64_t>(sizeof(BlockQ4_K)));
   }
 }
 
@@ -462,21 +467,25 @@ void dequantize_q5_K(const std::byte* src, float* out, int64_t blocks) {
   }
 }
 
-void quantize_q5_K(const float* in, std::byte* out, int64_t blocks) {
-  auto* b = reinterpret_cast<BlockQ5_K*>(out);
-  constexpr ScaleMinSearch kSearch{31, -0.5f, 0.1f, 15, false};
-  uint8_t codes[256];
-  for (int64_t i = 0; i < blocks; ++i, in += 256) {
-    BlockQ5_K& blk = b[i];
-    quantize_scales_and_mins(in, kSearch, blk.scales, &blk.scale, &blk.min_scale, codes);
-    std::memset(blk.high_bits, 0, sizeof blk.high_bits);
-    for (int h = 0; h < 4; ++h) {
-      for (int l = 0; l < 32; ++l) {
-        const int lo = codes[64 * h + l], hi = codes[64 * h + 32 + l];
-        blk.q[32 * h + l] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
-        blk.high_bits[l] = static_cast<uint8_t>(blk.high_bits[l] | ((lo >> 4) << (2 * h)) | ((hi >> 4) << (2 * h + 1)));
-      }
+void finish_q5_K(const float* x, const float* scales, const float* mins, uint8_t* codes, std::byte* block) {
+  BlockQ5_K& blk = *reinterpret_cast<BlockQ5_K*>(block);
+  finish_scales_and_mins(x, kQ5KSearch.nmax, scales, mins, blk.scales, &blk.scale, &blk.min_scale, codes);
+  std::memset(blk.high_bits, 0, sizeof blk.high_bits);
+  for (int h = 0; h < 4; ++h) {
+    for (int l = 0; l < 32; ++l) {
+      const int lo = codes[64 * h + l], hi = codes[64 * h + 32 + l];
+      blk.q[32 * h + l] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
+      blk.high_bits[l] = static_cast<uint8_t>(blk.high_bits[l] | ((lo >> 4) << (2 * h)) | ((hi >> 4) << (2 * h + 1)));
     }
+  }
+}
+
+void quantize_q5_K(const float* in, std::byte* out, int64_t blocks) {
+  uint8_t codes[256];
+  float scales[8], mins[8];
+  for (int64_t i = 0; i < blocks; ++i, in += 256) {
+    search_scales_and_mins(in, kQ5KSearch, scales, mins, codes);
+    finish_q5_K(in, scales, mins, codes, out + i * static_cast<int64_t>(sizeof(BlockQ5_K)));
   }
 }
 
@@ -505,49 +514,52 @@ void dequantize_q6_K(const std::byte* src, float* out, int64_t blocks) {
   }
 }
 
+void finish_q6_K(const float* x, const float* scales, int8_t* codes, std::byte* block) {
+  BlockQ6_K& blk = *reinterpret_cast<BlockQ6_K*>(block);
+  float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
+  for (int s = 0; s < 16; ++s) {
+    if (std::fabs(scales[s]) > max_magnitude) {
+      max_magnitude = std::fabs(scales[s]);
+      max_scale = scales[s];
+    }
+  }
+  if (max_magnitude < kGroupMaxEps) {
+    std::memset(&blk, 0, sizeof blk);  // an all-zero super-block
+    return;
+  }
+  // Signed 8-bit sub-block scales against the largest (which maps to -128).
+  const float iscale = -128.0f / max_scale;
+  blk.scale = f32_to_f16(1.0f / iscale);
+  for (int s = 0; s < 16; ++s) {
+    const int l = nearest_int(iscale * scales[s]);
+    blk.scales[s] = static_cast<int8_t>(l < 127 ? l : 127);
+  }
+  const float d_all = f16_to_f32(blk.scale);
+  for (int s = 0; s < 16; ++s) {
+    const float d = d_all * static_cast<float>(blk.scales[s]);
+    if (d == 0.0f) continue;  // the sub-block keeps the search's codes
+    for (int l = 0; l < 16; ++l)
+      codes[16 * s + l] = static_cast<int8_t>(clamp_int(nearest_int(x[16 * s + l] / d), -32, 31) + 32);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const int8_t* c = codes + 128 * h;
+    uint8_t* low = blk.low + 64 * h;
+    uint8_t* high = blk.high + 32 * h;
+    for (int l = 0; l < 32; ++l) {
+      low[l] = static_cast<uint8_t>((c[l] & 0x0f) | ((c[l + 64] & 0x0f) << 4));
+      low[l + 32] = static_cast<uint8_t>((c[l + 32] & 0x0f) | ((c[l + 96] & 0x0f) << 4));
+      high[l] = static_cast<uint8_t>((c[l] >> 4) | ((c[l + 32] >> 4) << 2) | ((c[l + 64] >> 4) << 4) |
+                                     ((c[l + 96] >> 4) << 6));
+    }
+  }
+}
+
 void quantize_q6_K(const float* in, std::byte* out, int64_t blocks) {
-  auto* b = reinterpret_cast<BlockQ6_K*>(out);
   int8_t codes[256];
   float scales[16];
   for (int64_t i = 0; i < blocks; ++i, in += 256) {
-    BlockQ6_K& blk = b[i];
-    float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
-    for (int s = 0; s < 16; ++s) {
-      scales[s] = fit_q6_scale(in + 16 * s, codes + 16 * s);
-      if (std::fabs(scales[s]) > max_magnitude) {
-        max_magnitude = std::fabs(scales[s]);
-        max_scale = scales[s];
-      }
-    }
-    if (max_magnitude < kGroupMaxEps) {
-      std::memset(&blk, 0, sizeof blk);  // an all-zero super-block
-      continue;
-    }
-    // Signed 8-bit sub-block scales against the largest (which maps to -128).
-    const float iscale = -128.0f / max_scale;
-    blk.scale = f32_to_f16(1.0f / iscale);
-    for (int s = 0; s < 16; ++s) {
-      const int l = nearest_int(iscale * scales[s]);
-      blk.scales[s] = static_cast<int8_t>(l < 127 ? l : 127);
-    }
-    const float d_all = f16_to_f32(blk.scale);
-    for (int s = 0; s < 16; ++s) {
-      const float d = d_all * static_cast<float>(blk.scales[s]);
-      if (d == 0.0f) continue;  // the sub-block keeps the search's codes
-      for (int l = 0; l < 16; ++l)
-        codes[16 * s + l] = static_cast<int8_t>(clamp_int(nearest_int(in[16 * s + l] / d), -32, 31) + 32);
-    }
-    for (int h = 0; h < 2; ++h) {
-      const int8_t* c = codes + 128 * h;
-      uint8_t* low = blk.low + 64 * h;
-      uint8_t* high = blk.high + 32 * h;
-      for (int l = 0; l < 32; ++l) {
-        low[l] = static_cast<uint8_t>((c[l] & 0x0f) | ((c[l + 64] & 0x0f) << 4));
-        low[l + 32] = static_cast<uint8_t>((c[l + 32] & 0x0f) | ((c[l + 96] & 0x0f) << 4));
-        high[l] = static_cast<uint8_t>((c[l] >> 4) | ((c[l + 32] >> 4) << 2) | ((c[l + 64] >> 4) << 4) |
-                                       ((c[l + 96] >> 4) << 6));
-      }
-    }
+    for (int s = 0; s < 16; ++s) scales[s] = fit_q6_scale(in + 16 * s, codes + 16 * s);
+    finish_q6_K(in, scales, codes, out + i * static_cast<int64_t>(sizeof(BlockQ6_K)));
   }
 }
 
