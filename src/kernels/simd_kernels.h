@@ -25,8 +25,9 @@ std::vector<int64_t> available_targets();
 void force_target(int64_t target);
 const char* name_of_target(int64_t target);
 
-// q8_0 / q4_0 blocks from floats, bit for bit what quant's codecs (llama.cpp's reference
-// quantizers) write, vectorized; false (and nothing written) for other types.
+// q8_0 / q4_0 blocks (32 values) or q2_K / q4_K / q5_K / q6_K super-blocks (256) from
+// floats, bit for bit what quant's codecs (llama.cpp's reference quantizers) write,
+// vectorized; false (and nothing written) for other types.
 bool quantize_blocks(WeightType type, const float* in, std::byte* out, int64_t blocks);
 // bf16 / f16 values widened to floats, vectorized; false (and nothing written) for other types.
 bool widen_to_float(WeightType type, const std::byte* src, float* out, int64_t count);

@@ -235,7 +235,8 @@ int64_t conversion_threads(int64_t units) {
 }
 
 void quantize_row(WeightType t, const float* in, int64_t cols, std::byte* out) {
-  if (cols % kQuantBlock == 0 && simd::quantize_blocks(t, in, out, cols / kQuantBlock)) return;
+  const int64_t block = traits(t).block_values;
+  if (cols % block == 0 && simd::quantize_blocks(t, in, out, cols / block)) return;
   quantize_values(t, in, out, cols);
 }
 

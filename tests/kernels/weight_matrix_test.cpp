@@ -87,9 +87,65 @@ TEST(WeightMatrix, VectorizedQuantizersGiveTheScalarBytes) {
       }
     }
   }
-  std::vector<float> x(32, 1.0f);
-  std::vector<std::byte> out(64);
-  EXPECT_FALSE(simd::quantize_blocks(WeightType::Q4_K, x.data(), out.data(), 1));
+  std::vector<float> x(256, 1.0f);
+  std::vector<std::byte> out(256);
+  EXPECT_FALSE(simd::quantize_blocks(WeightType::Q3_K, x.data(), out.data(), 1));
+}
+
+// The k-quant searches run one sub-block per lane; every lane must make the scalar search's
+// choices, so each 16-value region of a super-block gets its own kind of data: ties,
+// zeros, flat and all-negative runs, subnormal and huge values (whose squares overflow),
+// NaN and infinity (those super-blocks go to the scalar codec), over block counts that
+// leave lanes unused.
+TEST(WeightMatrix, VectorizedKQuantQuantizersGiveTheScalarBytes) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> kind(0, 13), pick(0, 15), small(-16, 16);
+  for (int64_t blocks : {1, 2, 3, 9, 17}) {
+    std::vector<float> x(static_cast<size_t>(blocks * 256));
+    for (int trial = 0; trial < 12; ++trial) {
+      for (size_t r = 0; r < x.size(); r += 16) {
+        float* v = x.data() + r;
+        const int k = kind(rng);
+        const float level = normal(rng);
+        for (int j = 0; j < 16; ++j) {
+          switch (k) {
+            case 0: v[j] = static_cast<float>(small(rng)) * 0.25f; break;  // ties after scaling
+            case 1: v[j] = (j % 2 ? -0.0f : 0.0f); break;
+            case 2: v[j] = normal(rng) * 1e-39f; break;                     // subnormal
+            case 3: v[j] = normal(rng) * 1e20f; break;                      // x * x overflows
+            case 4: v[j] = level; break;                                    // flat
+            case 5: v[j] = -std::fabs(normal(rng)) - 1.0f; break;           // all negative
+            case 6: v[j] = std::fabs(normal(rng)) + 1.0f; break;            // all positive
+            case 7: v[j] = normal(rng) * 1e-16f; break;                     // under ggml's group epsilon
+            default: v[j] = normal(rng) * (k == 8 ? 1e4f : 1.0f);
+          }
+        }
+        if (k == 9) v[pick(rng)] = -v[pick(rng)];  // a tie for the largest magnitude, either sign
+        if (k == 10 && trial % 3 == 0) v[pick(rng)] = std::nanf("");
+        if (k == 11 && trial % 3 == 0) v[pick(rng)] = -INFINITY;
+      }
+      for (WeightType t : {WeightType::Q2_K, WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+        const size_t bytes = static_cast<size_t>(blocks) * traits(t).block_bytes;
+        std::vector<std::byte> scalar(bytes), fast(bytes);
+        traits(t).quantize(x.data(), scalar.data(), blocks);
+        for (int64_t target : simd::available_targets()) {
+          simd::force_target(target);
+          std::fill(fast.begin(), fast.end(), std::byte{0xAA});
+          ASSERT_TRUE(simd::quantize_blocks(t, x.data(), fast.data(), blocks));
+          for (size_t i = 0; i < bytes; ++i)
+            ASSERT_EQ(fast[i], scalar[i]) << weight_type_name(t) << " on " << simd::name_of_target(target) << ", "
+                                          << blocks << " blocks, trial " << trial << ", byte " << i << " (block "
+                                          << i / traits(t).block_bytes << ")";
+        }
+        simd::force_target(0);
+        // quantize_row, which conversion calls, takes the same path for a row of them.
+        std::vector<std::byte> row(bytes);
+        quantize_row(t, x.data(), blocks * 256, row.data());
+        ASSERT_EQ(std::memcmp(row.data(), scalar.data(), bytes), 0) << weight_type_name(t);
+      }
+    }
+  }
 }
 
 // bf16 / f16 widened by the SIMD path as the scalar codecs widen them, on every target,
