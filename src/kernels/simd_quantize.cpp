@@ -118,11 +118,13 @@ void QuantizeQ4_0(const float* in, std::byte* out, int64_t blocks) {
   }
 }
 
-// ---- The k-quants (Q2_K, Q4_K, Q5_K, Q6_K): the reference quantizers' scale searches run
+// ---- The k-quants (Q2_K to Q6_K): the reference quantizers' scale searches run
 // on many sub-blocks at once, one sub-block per lane, and each super-block is finished by
 // the scalar code (kquant_parts.h). A lane does its sub-block's float operations in the
 // scalar search's order (values are never summed across lanes) and its branches become
 // masks, so the bytes are the scalar codec's on every target, whatever the lane count.
+// The searches' sums are chains of dependent adds; kGroups vectors of sub-blocks go through
+// each loop together so that the chains overlap.
 
 // ggml's nearest_int (quant/rounding.h) on every lane: add 1.5 * 2^23, keep the low bits.
 template <class DF, class V>
@@ -132,165 +134,285 @@ HWY_INLINE auto NearestInt(DF df, V v) {
   return hn::Sub(hn::And(shifted, hn::Set(di, 0x007fffff)), hn::Set(di, 0x00400000));
 }
 
-template <class DI, class V>
-HWY_INLINE V ClampInt(DI di, V v, int lo, int hi) {
-  return hn::Min(hn::Max(v, hn::Set(di, lo)), hn::Set(di, hi));
+// clamp_int(nearest_int(v), lo, hi) as a float.
+template <class DF, class V>
+HWY_INLINE V RoundedCode(DF df, V v, int lo, int hi) {
+  const hn::RebindToSigned<DF> di;
+  return hn::ConvertTo(df, hn::Min(hn::Max(NearestInt(df, v), hn::Set(di, lo)), hn::Set(di, hi)));
 }
 
-// Lane buffers: value i of the sub-block in lane k at [i * N + k].
+// Lane buffers: value i of the sub-block in lane k of group g at [(i * kGroups + g) * N + k].
+constexpr int kGroups = 2;
 constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
-constexpr int kMaxSubBlock = 32;
+constexpr size_t kMaxSubBlock = 32;
+constexpr size_t kLaneBuffer = kMaxSubBlock * kGroups * kMaxLanes;
 
-// codecs' fit_scale_and_min on N sub-blocks of n values (x and weights in lane buffers):
-// scale_out / min_out per lane (the min as an amount to subtract), best the codes.
+template <class DF>
+HWY_INLINE size_t LaneIndex(DF df, int i, int g) {
+  return (static_cast<size_t>(i) * kGroups + static_cast<size_t>(g)) * hn::Lanes(df);
+}
+
+// codecs' fit_scale_and_min on kGroups * N sub-blocks of n values (x and weights in lane
+// buffers): scale_out / min_out per lane (the min as an amount to subtract), and in `best`
+// the codes as floats.
 template <bool kAbsoluteError, class DF>
 HWY_INLINE void FitScaleAndMinLanes(DF df, const float* HWY_RESTRICT xt, const float* HWY_RESTRICT wt, int n,
-                                    const codecs::ScaleMinSearch& s, int32_t* HWY_RESTRICT best,
-                                    int32_t* HWY_RESTRICT trial, float* HWY_RESTRICT scale_out,
+                                    const codecs::ScaleMinSearch& s, float* HWY_RESTRICT best,
+                                    float* HWY_RESTRICT trial, float* HWY_RESTRICT scale_out,
                                     float* HWY_RESTRICT min_out) {
-  const hn::RebindToSigned<DF> di;
+  using V = hn::Vec<DF>;
+  using M = hn::Mask<DF>;
   const size_t N = hn::Lanes(df);
-  const auto zero = hn::Zero(df);
-  const auto x_at = [&](int i) { return hn::Load(df, xt + static_cast<size_t>(i) * N); };
-  const auto w_at = [&](int i) { return hn::Load(df, wt + static_cast<size_t>(i) * N); };
-  const auto error_of = [](auto diff) {
+  const V zero = hn::Zero(df);
+  const auto x_at = [&](int i, int g) { return hn::Load(df, xt + LaneIndex(df, i, g)); };
+  const auto w_at = [&](int i, int g) { return hn::Load(df, wt + LaneIndex(df, i, g)); };
+  const auto error_of = [](V diff) {
     if constexpr (kAbsoluteError) return hn::Abs(diff);
     else return hn::Mul(diff, diff);
   };
-  const auto code_of = [&](auto iscale, auto x, auto min) {
-    return ClampInt(di, NearestInt(df, hn::Mul(iscale, hn::Sub(x, min))), 0, s.nmax);
-  };
+  const auto code_of = [&](V iscale, V x, V min) { return RoundedCode(df, hn::Mul(iscale, hn::Sub(x, min)), 0, s.nmax); };
 
-  auto min = x_at(0), max = min, sum_w = w_at(0);
-  auto sum_x = hn::Mul(sum_w, min);
-  for (int i = 1; i < n; ++i) {
-    const auto x = x_at(i), w = w_at(i);
-    min = hn::IfThenElse(hn::Lt(x, min), x, min);
-    max = hn::IfThenElse(hn::Gt(x, max), x, max);
-    sum_w = hn::Add(sum_w, w);
-    sum_x = hn::Add(sum_x, hn::Mul(w, x));
+  V min[kGroups], max[kGroups], sum_w[kGroups], sum_x[kGroups], scale[kGroups], best_error[kGroups];
+  M flat[kGroups];
+  V flat_min[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    min[g] = max[g] = x_at(0, g);
+    sum_w[g] = w_at(0, g);
+    sum_x[g] = hn::Mul(sum_w[g], min[g]);
   }
-  min = hn::IfThenElse(hn::Gt(min, zero), zero, min);
-  const auto flat = hn::Eq(max, min);  // the scalar search stops here: codes 0, scale 0
-  const auto flat_min = min;
-  const auto iscale = hn::Div(hn::Set(df, static_cast<float>(s.nmax)), hn::Sub(max, min));
-  auto scale = hn::Div(hn::Set(df, 1.0f), iscale);
-  auto best_error = zero;
+  for (int i = 1; i < n; ++i) {
+    for (int g = 0; g < kGroups; ++g) {
+      const V x = x_at(i, g), w = w_at(i, g);
+      min[g] = hn::IfThenElse(hn::Lt(x, min[g]), x, min[g]);
+      max[g] = hn::IfThenElse(hn::Gt(x, max[g]), x, max[g]);
+      sum_w[g] = hn::Add(sum_w[g], w);
+      sum_x[g] = hn::Add(sum_x[g], hn::Mul(w, x));
+    }
+  }
+  V iscale[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    min[g] = hn::IfThenElse(hn::Gt(min[g], zero), zero, min[g]);
+    flat[g] = hn::Eq(max[g], min[g]);  // the scalar search stops here: codes 0, scale 0
+    flat_min[g] = min[g];
+    iscale[g] = hn::Div(hn::Set(df, static_cast<float>(s.nmax)), hn::Sub(max[g], min[g]));
+    scale[g] = hn::Div(hn::Set(df, 1.0f), iscale[g]);
+    best_error[g] = zero;
+  }
   for (int i = 0; i < n; ++i) {
-    const auto x = x_at(i);
-    const auto code = code_of(iscale, x, min);
-    hn::Store(code, di, best + static_cast<size_t>(i) * N);
-    const auto diff = hn::Sub(hn::Add(hn::Mul(scale, hn::ConvertTo(df, code)), min), x);
-    best_error = hn::Add(best_error, hn::Mul(w_at(i), error_of(diff)));
+    for (int g = 0; g < kGroups; ++g) {
+      const V x = x_at(i, g);
+      const V l = code_of(iscale[g], x, min[g]);
+      hn::Store(l, df, best + LaneIndex(df, i, g));
+      const V diff = hn::Sub(hn::Add(hn::Mul(scale[g], l), min[g]), x);
+      best_error[g] = hn::Add(best_error[g], hn::Mul(w_at(i, g), error_of(diff)));
+    }
   }
   for (int step = 0; step <= s.steps; ++step) {
     const float numerator = s.rmin + s.rdelta * static_cast<float>(step) + static_cast<float>(s.nmax);
-    // ggml's quirk: once a step wins, the later ones start from its min.
-    const auto step_iscale = hn::Div(hn::Set(df, numerator), hn::Sub(max, min));
-    auto sum_l = zero, sum_l2 = zero, sum_xl = zero;
-    for (int i = 0; i < n; ++i) {
-      const auto x = x_at(i);
-      const auto code = code_of(step_iscale, x, min);
-      hn::Store(code, di, trial + static_cast<size_t>(i) * N);
-      const auto l = hn::ConvertTo(df, code);
-      const auto wl = hn::Mul(w_at(i), l);
-      sum_l = hn::Add(sum_l, wl);
-      sum_l2 = hn::Add(sum_l2, hn::Mul(wl, l));
-      sum_xl = hn::Add(sum_xl, hn::Mul(wl, x));
+    V step_iscale[kGroups], sum_l[kGroups], sum_l2[kGroups], sum_xl[kGroups];
+    for (int g = 0; g < kGroups; ++g) {
+      // ggml's quirk: once a step wins, the later ones start from its min.
+      step_iscale[g] = hn::Div(hn::Set(df, numerator), hn::Sub(max[g], min[g]));
+      sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
     }
-    const auto det = hn::Sub(hn::Mul(sum_w, sum_l2), hn::Mul(sum_l, sum_l));
-    const auto fitted = hn::Gt(det, zero);
-    if (hn::AllFalse(df, fitted)) continue;
-    auto this_scale = hn::Div(hn::Sub(hn::Mul(sum_w, sum_xl), hn::Mul(sum_x, sum_l)), det);
-    auto this_min = hn::Div(hn::Sub(hn::Mul(sum_l2, sum_x), hn::Mul(sum_l, sum_xl)), det);
-    const auto positive_min = hn::Gt(this_min, zero);  // not representable: the scale alone
-    this_scale = hn::IfThenElse(positive_min, hn::Div(sum_xl, sum_l2), this_scale);
-    this_min = hn::IfThenElse(positive_min, zero, this_min);
-    auto error = zero;
     for (int i = 0; i < n; ++i) {
-      const auto l = hn::ConvertTo(df, hn::Load(di, trial + static_cast<size_t>(i) * N));
-      const auto diff = hn::Sub(hn::Add(hn::Mul(this_scale, l), this_min), x_at(i));
-      error = hn::Add(error, hn::Mul(w_at(i), error_of(diff)));
+      for (int g = 0; g < kGroups; ++g) {
+        const V x = x_at(i, g);
+        const V l = code_of(step_iscale[g], x, min[g]);
+        hn::Store(l, df, trial + LaneIndex(df, i, g));
+        const V wl = hn::Mul(w_at(i, g), l);
+        sum_l[g] = hn::Add(sum_l[g], wl);
+        sum_l2[g] = hn::Add(sum_l2[g], hn::Mul(wl, l));
+        sum_xl[g] = hn::Add(sum_xl[g], hn::Mul(wl, x));
+      }
     }
-    const auto better = hn::And(fitted, hn::Lt(error, best_error));
-    if (hn::AllFalse(df, better)) continue;
-    const auto better_i = hn::RebindMask(di, better);
+    M fitted[kGroups];
+    V this_scale[kGroups], this_min[kGroups], error[kGroups];
+    bool any_fitted = false;
+    for (int g = 0; g < kGroups; ++g) {
+      const V det = hn::Sub(hn::Mul(sum_w[g], sum_l2[g]), hn::Mul(sum_l[g], sum_l[g]));
+      fitted[g] = hn::Gt(det, zero);
+      any_fitted = any_fitted || !hn::AllFalse(df, fitted[g]);
+      this_scale[g] = hn::Div(hn::Sub(hn::Mul(sum_w[g], sum_xl[g]), hn::Mul(sum_x[g], sum_l[g])), det);
+      this_min[g] = hn::Div(hn::Sub(hn::Mul(sum_l2[g], sum_x[g]), hn::Mul(sum_l[g], sum_xl[g])), det);
+      const M positive_min = hn::Gt(this_min[g], zero);  // not representable: the scale alone
+      this_scale[g] = hn::IfThenElse(positive_min, hn::Div(sum_xl[g], sum_l2[g]), this_scale[g]);
+      this_min[g] = hn::IfThenElse(positive_min, zero, this_min[g]);
+      error[g] = zero;
+    }
+    if (!any_fitted) continue;
     for (int i = 0; i < n; ++i) {
-      int32_t* b = best + static_cast<size_t>(i) * N;
-      hn::Store(hn::IfThenElse(better_i, hn::Load(di, trial + static_cast<size_t>(i) * N), hn::Load(di, b)), di, b);
+      for (int g = 0; g < kGroups; ++g) {
+        const V l = hn::Load(df, trial + LaneIndex(df, i, g));
+        const V diff = hn::Sub(hn::Add(hn::Mul(this_scale[g], l), this_min[g]), x_at(i, g));
+        error[g] = hn::Add(error[g], hn::Mul(w_at(i, g), error_of(diff)));
+      }
     }
-    best_error = hn::IfThenElse(better, error, best_error);
-    scale = hn::IfThenElse(better, this_scale, scale);
-    min = hn::IfThenElse(better, this_min, min);
+    for (int g = 0; g < kGroups; ++g) {
+      const M better = hn::And(fitted[g], hn::Lt(error[g], best_error[g]));
+      if (hn::AllFalse(df, better)) continue;
+      for (int i = 0; i < n; ++i) {
+        float* b = best + LaneIndex(df, i, g);
+        hn::Store(hn::IfThenElse(better, hn::Load(df, trial + LaneIndex(df, i, g)), hn::Load(df, b)), df, b);
+      }
+      best_error[g] = hn::IfThenElse(better, error[g], best_error[g]);
+      scale[g] = hn::IfThenElse(better, this_scale[g], scale[g]);
+      min[g] = hn::IfThenElse(better, this_min[g], min[g]);
+    }
   }
-  const auto flat_i = hn::RebindMask(di, flat);
-  for (int i = 0; i < n; ++i) {
-    int32_t* b = best + static_cast<size_t>(i) * N;
-    hn::Store(hn::IfThenZeroElse(flat_i, hn::Load(di, b)), di, b);
+  for (int g = 0; g < kGroups; ++g) {
+    for (int i = 0; i < n; ++i) {
+      float* b = best + LaneIndex(df, i, g);
+      hn::Store(hn::IfThenZeroElse(flat[g], hn::Load(df, b)), df, b);
+    }
+    hn::StoreU(hn::IfThenZeroElse(flat[g], scale[g]), df, scale_out + static_cast<size_t>(g) * N);
+    hn::StoreU(hn::Neg(hn::IfThenElse(flat[g], flat_min[g], min[g])), df, min_out + static_cast<size_t>(g) * N);
   }
-  hn::StoreU(hn::IfThenZeroElse(flat, scale), df, scale_out);
-  hn::StoreU(hn::Neg(hn::IfThenElse(flat, flat_min, min)), df, min_out);
 }
 
-// codecs' fit_q6_scale on N sub-blocks of 16: scale_out per lane, best the stored codes.
+// codecs' fit_q6_scale on kGroups * N sub-blocks of 16: scale_out per lane, and in `best`
+// the stored codes (code + 32) as floats.
 template <class DF>
-HWY_INLINE void FitQ6ScaleLanes(DF df, const float* HWY_RESTRICT xt, int32_t* HWY_RESTRICT best,
-                                int32_t* HWY_RESTRICT trial, float* HWY_RESTRICT scale_out) {
+HWY_INLINE void FitQ6ScaleLanes(DF df, const float* HWY_RESTRICT xt, float* HWY_RESTRICT best,
+                                float* HWY_RESTRICT trial, float* HWY_RESTRICT scale_out) {
+  using V = hn::Vec<DF>;
+  using M = hn::Mask<DF>;
   constexpr int n = 16, nmax = 32;
-  const hn::RebindToSigned<DF> di;
   const size_t N = hn::Lanes(df);
-  const auto zero = hn::Zero(df);
-  const auto x_at = [&](int i) { return hn::Load(df, xt + static_cast<size_t>(i) * N); };
-  auto value = zero, magnitude = zero;  // signed_extreme: the first on ties
+  const V zero = hn::Zero(df), offset = hn::Set(df, static_cast<float>(nmax));
+  const auto x_at = [&](int i, int g) { return hn::Load(df, xt + LaneIndex(df, i, g)); };
+  V value[kGroups], magnitude[kGroups];  // signed_extreme: the first on ties
+  for (int g = 0; g < kGroups; ++g) value[g] = magnitude[g] = zero;
   for (int i = 0; i < n; ++i) {
-    const auto x = x_at(i), ax = hn::Abs(x);
-    const auto larger = hn::Gt(ax, magnitude);
-    value = hn::IfThenElse(larger, x, value);
-    magnitude = hn::IfThenElse(larger, ax, magnitude);
-  }
-  const auto all_zero = hn::Lt(magnitude, hn::Set(df, 1e-15f));  // ggml's GROUP_MAX_EPS
-  // The x^2-weighted fit of the codes of iscale; codes stored + nmax into `codes`.
-  struct Fit {
-    hn::Vec<DF> sumlx, suml2;
-  };
-  const auto fit = [&](auto iscale, int32_t* codes) {
-    Fit f{zero, zero};
-    for (int i = 0; i < n; ++i) {
-      const auto x = x_at(i);
-      const auto code = ClampInt(di, NearestInt(df, hn::Mul(iscale, x)), -nmax, nmax - 1);
-      hn::Store(hn::Add(code, hn::Set(di, nmax)), di, codes + static_cast<size_t>(i) * N);
-      const auto l = hn::ConvertTo(df, code);
-      const auto w = hn::Mul(x, x);
-      f.sumlx = hn::Add(f.sumlx, hn::Mul(hn::Mul(w, x), l));
-      f.suml2 = hn::Add(f.suml2, hn::Mul(hn::Mul(w, l), l));
+    for (int g = 0; g < kGroups; ++g) {
+      const V x = x_at(i, g), ax = hn::Abs(x);
+      const M larger = hn::Gt(ax, magnitude[g]);
+      value[g] = hn::IfThenElse(larger, x, value[g]);
+      magnitude[g] = hn::IfThenElse(larger, ax, magnitude[g]);
     }
-    return f;
+  }
+  // The x^2-weighted fits of the codes of iscale[g]; codes stored + nmax into `codes`.
+  const auto fit = [&](const V* iscale, float* codes, V* sumlx, V* suml2) {
+    for (int g = 0; g < kGroups; ++g) sumlx[g] = suml2[g] = zero;
+    for (int i = 0; i < n; ++i) {
+      for (int g = 0; g < kGroups; ++g) {
+        const V x = x_at(i, g);
+        const V l = RoundedCode(df, hn::Mul(iscale[g], x), -nmax, nmax - 1);
+        hn::Store(hn::Add(l, offset), df, codes + LaneIndex(df, i, g));
+        const V w = hn::Mul(x, x);
+        sumlx[g] = hn::Add(sumlx[g], hn::Mul(hn::Mul(w, x), l));
+        suml2[g] = hn::Add(suml2[g], hn::Mul(hn::Mul(w, l), l));
+      }
+    }
   };
-  const Fit first = fit(hn::Div(hn::Set(df, static_cast<float>(-nmax)), value), best);
-  // suml2 != 0 as C compares: true for NaN too.
-  auto scale = hn::IfThenElse(hn::Not(hn::Eq(first.suml2, zero)), hn::Div(first.sumlx, first.suml2), zero);
-  auto best_fit = hn::Mul(scale, first.sumlx);
+  V iscale[kGroups], sumlx[kGroups], suml2[kGroups], scale[kGroups], best_fit[kGroups];
+  for (int g = 0; g < kGroups; ++g) iscale[g] = hn::Div(hn::Set(df, static_cast<float>(-nmax)), value[g]);
+  fit(iscale, best, sumlx, suml2);
+  for (int g = 0; g < kGroups; ++g) {
+    // suml2 != 0 as C compares: true for NaN too.
+    scale[g] = hn::IfThenElse(hn::Not(hn::Eq(suml2[g], zero)), hn::Div(sumlx[g], suml2[g]), zero);
+    best_fit[g] = hn::Mul(scale[g], sumlx[g]);
+  }
   for (int step = -9; step <= 9; ++step) {
     if (step == 0) continue;
     const float numerator = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(step));
-    const Fit f = fit(hn::Div(hn::Set(df, numerator), value), trial);
-    const auto better =
-        hn::And(hn::Gt(f.suml2, zero), hn::Gt(hn::Mul(f.sumlx, f.sumlx), hn::Mul(best_fit, f.suml2)));
-    if (hn::AllFalse(df, better)) continue;
-    const auto better_i = hn::RebindMask(di, better);
-    for (int i = 0; i < n; ++i) {
-      int32_t* b = best + static_cast<size_t>(i) * N;
-      hn::Store(hn::IfThenElse(better_i, hn::Load(di, trial + static_cast<size_t>(i) * N), hn::Load(di, b)), di, b);
+    for (int g = 0; g < kGroups; ++g) iscale[g] = hn::Div(hn::Set(df, numerator), value[g]);
+    fit(iscale, trial, sumlx, suml2);
+    for (int g = 0; g < kGroups; ++g) {
+      const M better = hn::And(hn::Gt(suml2[g], zero),
+                               hn::Gt(hn::Mul(sumlx[g], sumlx[g]), hn::Mul(best_fit[g], suml2[g])));
+      if (hn::AllFalse(df, better)) continue;
+      for (int i = 0; i < n; ++i) {
+        float* b = best + LaneIndex(df, i, g);
+        hn::Store(hn::IfThenElse(better, hn::Load(df, trial + LaneIndex(df, i, g)), hn::Load(df, b)), df, b);
+      }
+      scale[g] = hn::IfThenElse(better, hn::Div(sumlx[g], suml2[g]), scale[g]);
+      best_fit[g] = hn::IfThenElse(better, hn::Mul(scale[g], sumlx[g]), best_fit[g]);
     }
-    scale = hn::IfThenElse(better, hn::Div(f.sumlx, f.suml2), scale);
-    best_fit = hn::IfThenElse(better, hn::Mul(scale, f.sumlx), best_fit);
   }
-  const auto all_zero_i = hn::RebindMask(di, all_zero);
+  for (int g = 0; g < kGroups; ++g) {
+    const M all_zero = hn::Lt(magnitude[g], hn::Set(df, 1e-15f));  // ggml's GROUP_MAX_EPS
+    for (int i = 0; i < n; ++i) {
+      float* b = best + LaneIndex(df, i, g);
+      hn::Store(hn::IfThenZeroElse(all_zero, hn::Load(df, b)), df, b);
+    }
+    hn::StoreU(hn::IfThenZeroElse(all_zero, scale[g]), df, scale_out + static_cast<size_t>(g) * N);
+  }
+}
+
+// codecs' fit_q3_scale on kGroups * N sub-blocks of 16: the scale mapping the extreme
+// onto -4, then up to 5 passes that move single codes where that improves the x^2-weighted
+// fit. A lane whose pass changed nothing stops, as the scalar loop breaks. scale_out per
+// lane, and in `best` the stored codes (code + 4) as floats.
+template <class DF>
+HWY_INLINE void FitQ3ScaleLanes(DF df, const float* HWY_RESTRICT xt, float* HWY_RESTRICT best,
+                                float* HWY_RESTRICT scale_out) {
+  using V = hn::Vec<DF>;
+  using M = hn::Mask<DF>;
+  constexpr int n = 16, nmax = 4;
+  const size_t N = hn::Lanes(df);
+  const V zero = hn::Zero(df);
+  const auto x_at = [&](int i, int g) { return hn::Load(df, xt + LaneIndex(df, i, g)); };
+  V value[kGroups], magnitude[kGroups], sumlx[kGroups], suml2[kGroups];
+  M active[kGroups];
+  for (int g = 0; g < kGroups; ++g) value[g] = magnitude[g] = sumlx[g] = suml2[g] = zero;
   for (int i = 0; i < n; ++i) {
-    int32_t* b = best + static_cast<size_t>(i) * N;
-    hn::Store(hn::IfThenZeroElse(all_zero_i, hn::Load(di, b)), di, b);
+    for (int g = 0; g < kGroups; ++g) {
+      const V x = x_at(i, g), ax = hn::Abs(x);
+      const M larger = hn::Gt(ax, magnitude[g]);
+      value[g] = hn::IfThenElse(larger, x, value[g]);
+      magnitude[g] = hn::IfThenElse(larger, ax, magnitude[g]);
+    }
   }
-  hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out);
+  for (int g = 0; g < kGroups; ++g) {
+    const V iscale = hn::Div(hn::Set(df, static_cast<float>(-nmax)), value[g]);
+    for (int i = 0; i < n; ++i) {
+      const V x = x_at(i, g);
+      const V l = RoundedCode(df, hn::Mul(iscale, x), -nmax, nmax - 1);
+      hn::Store(l, df, best + LaneIndex(df, i, g));
+      const V w = hn::Mul(x, x);
+      sumlx[g] = hn::Add(sumlx[g], hn::Mul(hn::Mul(w, x), l));
+      suml2[g] = hn::Add(suml2[g], hn::Mul(hn::Mul(w, l), l));
+    }
+    active[g] = hn::FirstN(df, N);
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    bool any_changed = false;
+    for (int g = 0; g < kGroups; ++g) {
+      if (hn::AllFalse(df, active[g])) continue;
+      M changed = hn::FirstN(df, 0);
+      for (int i = 0; i < n; ++i) {
+        float* code = best + LaneIndex(df, i, g);
+        const V x = x_at(i, g), w = hn::Mul(x, x), wx = hn::Mul(w, x);
+        const V old_l = hn::Load(df, code);
+        V slx = hn::Sub(sumlx[g], hn::Mul(wx, old_l));  // the sums without value i
+        V sl2 = hn::Sub(suml2[g], hn::Mul(hn::Mul(w, old_l), old_l));
+        const V new_l = RoundedCode(df, hn::Div(hn::Mul(x, sl2), slx), -nmax, nmax - 1);
+        const M moves = hn::And(hn::And(active[g], hn::Gt(slx, zero)), hn::Not(hn::Eq(new_l, old_l)));
+        slx = hn::Add(slx, hn::Mul(wx, new_l));
+        sl2 = hn::Add(sl2, hn::Mul(hn::Mul(w, new_l), new_l));
+        const M better = hn::And(moves, hn::And(hn::Gt(sl2, zero), hn::Gt(hn::Mul(hn::Mul(slx, slx), suml2[g]),
+                                                                          hn::Mul(hn::Mul(sumlx[g], sumlx[g]), sl2))));
+        hn::Store(hn::IfThenElse(better, new_l, old_l), df, code);
+        sumlx[g] = hn::IfThenElse(better, slx, sumlx[g]);
+        suml2[g] = hn::IfThenElse(better, sl2, suml2[g]);
+        changed = hn::Or(changed, better);
+      }
+      active[g] = hn::And(active[g], changed);
+      any_changed = any_changed || !hn::AllFalse(df, active[g]);
+    }
+    if (!any_changed) break;
+  }
+  const V offset = hn::Set(df, static_cast<float>(nmax));
+  for (int g = 0; g < kGroups; ++g) {
+    const M all_zero = hn::Lt(magnitude[g], hn::Set(df, 1e-15f));  // ggml's GROUP_MAX_EPS
+    for (int i = 0; i < n; ++i) {
+      float* b = best + LaneIndex(df, i, g);
+      hn::Store(hn::IfThenZeroElse(all_zero, hn::Add(hn::Load(df, b), offset)), df, b);
+    }
+    const V scale = hn::IfThenElse(hn::Gt(suml2[g], zero), hn::Div(sumlx[g], suml2[g]), zero);
+    hn::StoreU(hn::IfThenZeroElse(all_zero, scale), df, scale_out + static_cast<size_t>(g) * N);
+  }
 }
 
 // Whether all `count` values are finite. Super-blocks with NaN or infinity go to the
@@ -303,9 +425,78 @@ HWY_INLINE bool AllFinite(DF df, const float* x, size_t count) {
   return hn::AllTrue(df, ok);
 }
 
-// The layout of a k-quant for the lane search: sub-blocks per super-block and their length.
+// `count` consecutive sub-blocks of n values into lane buffers for the searches, a
+// kGroups * N batch at a time, and their codes back: run(xt, codes_t, scales, mins) fills
+// the batch's scales and mins (kGroups * N each) and codes_t. Lanes past the end hold
+// zeros (a flat sub-block) and are dropped.
+template <class DF, class Run>
+HWY_INLINE void ForLaneBatches(DF df, const float* x, int count, int n, float* scales, float* mins, uint8_t* codes,
+                               const Run& run) {
+  const int lanes = static_cast<int>(hn::Lanes(df)) * kGroups;
+  HWY_ALIGN float xt[kLaneBuffer], codes_t[kLaneBuffer];
+  HWY_ALIGN float scale_lanes[kGroups * kMaxLanes], min_lanes[kGroups * kMaxLanes];
+  const auto at = [&](int i, int lane) { return LaneIndex(df, i, 0) + static_cast<size_t>(lane); };
+  for (int first = 0; first < count; first += lanes) {
+    const int used = std::min(lanes, count - first);
+    for (int lane = 0; lane < lanes; ++lane)
+      for (int i = 0; i < n; ++i) xt[at(i, lane)] = lane < used ? x[(first + lane) * n + i] : 0.0f;
+    run(xt, codes_t, scale_lanes, min_lanes);
+    for (int lane = 0; lane < used; ++lane) {
+      scales[first + lane] = scale_lanes[lane];
+      if (mins != nullptr) mins[first + lane] = min_lanes[lane];
+      for (int i = 0; i < n; ++i) codes[(first + lane) * n + i] = static_cast<uint8_t>(codes_t[at(i, lane)]);
+    }
+  }
+}
+
+// The searches of Q2_K (sub-blocks of 16, weights |x|) and Q4_K / Q5_K (of 32, weights
+// rms + |x|) over `count` consecutive sub-blocks.
+template <bool kAbsoluteError, bool kRmsWeights>
+HWY_INLINE void SearchScaleMinLanes(const float* x, int count, int n, const codecs::ScaleMinSearch& s,
+                                    float* scales, float* mins, uint8_t* codes) {
+  const hn::ScalableTag<float> df;
+  const auto run = [&](const float* xt, float* codes_t, float* scale_lanes, float* min_lanes) {
+    HWY_ALIGN float wt[kLaneBuffer], trial[kLaneBuffer];
+    for (int g = 0; g < kGroups; ++g) {
+      auto rms = hn::Zero(df);
+      if constexpr (kRmsWeights) {
+        auto sum_x2 = hn::Zero(df);
+        for (int i = 0; i < n; ++i) {
+          const auto v = hn::Load(df, xt + LaneIndex(df, i, g));
+          sum_x2 = hn::Add(sum_x2, hn::Mul(v, v));
+        }
+        rms = hn::Sqrt(hn::Div(sum_x2, hn::Set(df, static_cast<float>(n))));
+      }
+      for (int i = 0; i < n; ++i) {
+        const auto ax = hn::Abs(hn::Load(df, xt + LaneIndex(df, i, g)));
+        hn::Store(kRmsWeights ? hn::Add(rms, ax) : ax, df, wt + LaneIndex(df, i, g));
+      }
+    }
+    FitScaleAndMinLanes<kAbsoluteError>(df, xt, wt, n, s, codes_t, trial, scale_lanes, min_lanes);
+  };
+  ForLaneBatches(df, x, count, n, scales, mins, codes, run);
+}
+
+void SearchQ3ScaleLanes(const float* x, int count, float* scales, float*, uint8_t* codes) {
+  const hn::ScalableTag<float> df;
+  const auto run = [&](const float* xt, float* codes_t, float* scale_lanes, float*) {
+    FitQ3ScaleLanes(df, xt, codes_t, scale_lanes);
+  };
+  ForLaneBatches(df, x, count, 16, scales, nullptr, codes, run);
+}
+
+void SearchQ6ScaleLanes(const float* x, int count, float* scales, float*, uint8_t* codes) {
+  const hn::ScalableTag<float> df;
+  const auto run = [&](const float* xt, float* codes_t, float* scale_lanes, float*) {
+    HWY_ALIGN float trial[kLaneBuffer];
+    FitQ6ScaleLanes(df, xt, codes_t, trial, scale_lanes);
+  };
+  ForLaneBatches(df, x, count, 16, scales, nullptr, codes, run);
+}
+
+// The layout of a k-quant for the lane search: sub-blocks per super-block, block bytes.
 struct KQuantShape {
-  int sub_blocks, sub_length;
+  int sub_blocks;
   size_t block_bytes;
 };
 
@@ -333,87 +524,39 @@ HWY_INLINE void QuantizeKQuantBlocks(const float* in, std::byte* out, int64_t bl
   }
 }
 
-// The searches of Q2_K (sub-blocks of 16, weights |x|) and Q4_K / Q5_K (of 32, weights
-// rms + |x|) over `count` consecutive sub-blocks, N at a time (zeros in the lanes past the
-// end: a flat sub-block).
-template <bool kAbsoluteError, bool kRmsWeights>
-HWY_INLINE void SearchScaleMinLanes(const float* x, int count, int n, const codecs::ScaleMinSearch& s,
-                                    float* scales, float* mins, uint8_t* codes) {
-  const hn::ScalableTag<float> df;
-  const size_t N = hn::Lanes(df);
-  HWY_ALIGN float xt[kMaxSubBlock * kMaxLanes], wt[kMaxSubBlock * kMaxLanes];
-  HWY_ALIGN int32_t best[kMaxSubBlock * kMaxLanes], trial[kMaxSubBlock * kMaxLanes];
-  HWY_ALIGN float scale_lanes[kMaxLanes], min_lanes[kMaxLanes];
-  for (int g = 0; g < count; g += static_cast<int>(N)) {
-    const int lanes = std::min(static_cast<int>(N), count - g);
-    for (int k = 0; k < static_cast<int>(N); ++k)
-      for (int i = 0; i < n; ++i) xt[static_cast<size_t>(i) * N + k] = k < lanes ? x[(g + k) * n + i] : 0.0f;
-    if constexpr (kRmsWeights) {
-      auto sum_x2 = hn::Zero(df);
-      for (int i = 0; i < n; ++i) {
-        const auto v = hn::Load(df, xt + static_cast<size_t>(i) * N);
-        sum_x2 = hn::Add(sum_x2, hn::Mul(v, v));
-      }
-      const auto rms = hn::Sqrt(hn::Div(sum_x2, hn::Set(df, static_cast<float>(n))));
-      for (int i = 0; i < n; ++i)
-        hn::Store(hn::Add(rms, hn::Abs(hn::Load(df, xt + static_cast<size_t>(i) * N))), df, wt + static_cast<size_t>(i) * N);
-    } else {
-      for (int i = 0; i < n; ++i)
-        hn::Store(hn::Abs(hn::Load(df, xt + static_cast<size_t>(i) * N)), df, wt + static_cast<size_t>(i) * N);
-    }
-    FitScaleAndMinLanes<kAbsoluteError>(df, xt, wt, n, s, best, trial, scale_lanes, min_lanes);
-    for (int k = 0; k < lanes; ++k) {
-      scales[g + k] = scale_lanes[k];
-      mins[g + k] = min_lanes[k];
-      for (int i = 0; i < n; ++i) codes[(g + k) * n + i] = static_cast<uint8_t>(best[static_cast<size_t>(i) * N + k]);
-    }
-  }
-}
-
 void QuantizeQ2_K(const float* in, std::byte* out, int64_t blocks) {
   const auto search = [](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
     SearchScaleMinLanes<true, false>(x, count, 16, codecs::kQ2KSearch, scales, mins, codes);
   };
-  QuantizeKQuantBlocks(in, out, blocks, {16, 16, sizeof(BlockQ2_K)}, search, codecs::finish_q2_K, codecs::quantize_q2_K);
+  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ2_K)}, search, codecs::finish_q2_K, codecs::quantize_q2_K);
+}
+
+void QuantizeQ3_K(const float* in, std::byte* out, int64_t blocks) {
+  const auto finish = [](const float* x, const float* scales, const float*, uint8_t* codes, std::byte* block) {
+    codecs::finish_q3_K(x, scales, reinterpret_cast<int8_t*>(codes), block);
+  };
+  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ3_K)}, SearchQ3ScaleLanes, finish, codecs::quantize_q3_K);
 }
 
 void QuantizeQ4_K(const float* in, std::byte* out, int64_t blocks) {
   const auto search = [](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
     SearchScaleMinLanes<false, true>(x, count, 32, codecs::kQ4KSearch, scales, mins, codes);
   };
-  QuantizeKQuantBlocks(in, out, blocks, {8, 32, sizeof(BlockQ4_K)}, search, codecs::finish_q4_K, codecs::quantize_q4_K);
+  QuantizeKQuantBlocks(in, out, blocks, {8, sizeof(BlockQ4_K)}, search, codecs::finish_q4_K, codecs::quantize_q4_K);
 }
 
 void QuantizeQ5_K(const float* in, std::byte* out, int64_t blocks) {
   const auto search = [](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
     SearchScaleMinLanes<false, true>(x, count, 32, codecs::kQ5KSearch, scales, mins, codes);
   };
-  QuantizeKQuantBlocks(in, out, blocks, {8, 32, sizeof(BlockQ5_K)}, search, codecs::finish_q5_K, codecs::quantize_q5_K);
+  QuantizeKQuantBlocks(in, out, blocks, {8, sizeof(BlockQ5_K)}, search, codecs::finish_q5_K, codecs::quantize_q5_K);
 }
 
 void QuantizeQ6_K(const float* in, std::byte* out, int64_t blocks) {
-  const auto search = [](const float* x, int count, float* scales, float*, uint8_t* codes) {
-    const hn::ScalableTag<float> df;
-    const size_t N = hn::Lanes(df);
-    constexpr int n = 16;
-    HWY_ALIGN float xt[n * kMaxLanes];
-    HWY_ALIGN int32_t best[n * kMaxLanes], trial[n * kMaxLanes];
-    HWY_ALIGN float scale_lanes[kMaxLanes];
-    for (int g = 0; g < count; g += static_cast<int>(N)) {
-      const int lanes = std::min(static_cast<int>(N), count - g);
-      for (int k = 0; k < static_cast<int>(N); ++k)
-        for (int i = 0; i < n; ++i) xt[static_cast<size_t>(i) * N + k] = k < lanes ? x[(g + k) * n + i] : 0.0f;
-      FitQ6ScaleLanes(df, xt, best, trial, scale_lanes);
-      for (int k = 0; k < lanes; ++k) {
-        scales[g + k] = scale_lanes[k];
-        for (int i = 0; i < n; ++i) codes[(g + k) * n + i] = static_cast<uint8_t>(best[static_cast<size_t>(i) * N + k]);
-      }
-    }
-  };
   const auto finish = [](const float* x, const float* scales, const float*, uint8_t* codes, std::byte* block) {
     codecs::finish_q6_K(x, scales, reinterpret_cast<int8_t*>(codes), block);
   };
-  QuantizeKQuantBlocks(in, out, blocks, {16, 16, sizeof(BlockQ6_K)}, search, finish, codecs::quantize_q6_K);
+  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ6_K)}, SearchQ6ScaleLanes, finish, codecs::quantize_q6_K);
 }
 
 // bf16 / f16 values to floats, exactly (both widen without rounding).
@@ -448,6 +591,7 @@ namespace glass::simd {
 HWY_EXPORT(QuantizeQ8_0);
 HWY_EXPORT(QuantizeQ4_0);
 HWY_EXPORT(QuantizeQ2_K);
+HWY_EXPORT(QuantizeQ3_K);
 HWY_EXPORT(QuantizeQ4_K);
 HWY_EXPORT(QuantizeQ5_K);
 HWY_EXPORT(QuantizeQ6_K);
@@ -470,6 +614,7 @@ bool quantize_blocks(WeightType type, const float* in, std::byte* out, int64_t b
   }
   switch (type) {
     case WeightType::Q2_K: HWY_DYNAMIC_DISPATCH(QuantizeQ2_K)(in, out, blocks); return true;
+    case WeightType::Q3_K: HWY_DYNAMIC_DISPATCH(QuantizeQ3_K)(in, out, blocks); return true;
     case WeightType::Q4_K: HWY_DYNAMIC_DISPATCH(QuantizeQ4_K)(in, out, blocks); return true;
     case WeightType::Q5_K: HWY_DYNAMIC_DISPATCH(QuantizeQ5_K)(in, out, blocks); return true;
     case WeightType::Q6_K: HWY_DYNAMIC_DISPATCH(QuantizeQ6_K)(in, out, blocks); return true;

@@ -362,51 +362,54 @@ void dequantize_q3_K(const std::byte* src, float* out, int64_t blocks) {
   }
 }
 
+void finish_q3_K(const float* x, const float* scales, int8_t* codes, std::byte* block) {
+  BlockQ3_K& blk = *reinterpret_cast<BlockQ3_K*>(block);
+  float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
+  for (int s = 0; s < 16; ++s) {
+    if (std::fabs(scales[s]) > max_magnitude) {
+      max_magnitude = std::fabs(scales[s]);
+      max_scale = scales[s];
+    }
+  }
+  // Signed 6-bit sub-block scales against the largest (which maps to -32).
+  std::memset(blk.scales, 0, sizeof blk.scales);
+  blk.scale = f32_to_f16(0.0f);
+  if (max_scale != 0.0f) {
+    const float iscale = -32.0f / max_scale;
+    for (int s = 0; s < 16; ++s) {
+      const int l = clamp_int(static_cast<int8_t>(nearest_int(iscale * scales[s])), -32, 31) + 32;
+      if (s < 8)
+        blk.scales[s] = static_cast<uint8_t>(l & 0x0f);
+      else
+        blk.scales[s - 8] = static_cast<uint8_t>(blk.scales[s - 8] | ((l & 0x0f) << 4));
+      blk.scales[8 + s % 4] = static_cast<uint8_t>(blk.scales[8 + s % 4] | ((l >> 4) << (2 * (s / 4))));
+    }
+    blk.scale = f32_to_f16(1.0f / iscale);
+  }
+  const float d_all = f16_to_f32(blk.scale);
+  for (int s = 0; s < 16; ++s) {
+    const float d = d_all * static_cast<float>(unpack_q3_scale(blk.scales, s));
+    if (d == 0.0f) continue;  // the sub-block keeps the search's codes
+    for (int l = 0; l < 16; ++l)
+      codes[16 * s + l] = static_cast<int8_t>(clamp_int(nearest_int(x[16 * s + l] / d), -4, 3) + 4);
+  }
+  // Codes 0..7: the third bit goes to high_bits, the low two are packed as Q2_K's.
+  uint8_t low[256];
+  std::memset(blk.high_bits, 0, sizeof blk.high_bits);
+  for (int v = 0; v < 256; ++v) {
+    const int c = codes[v];
+    if (c > 3) blk.high_bits[v % 32] = static_cast<uint8_t>(blk.high_bits[v % 32] | (1 << (v / 32)));
+    low[v] = static_cast<uint8_t>(c > 3 ? c - 4 : c);
+  }
+  pack_2bit(low, blk.q);
+}
+
 void quantize_q3_K(const float* in, std::byte* out, int64_t blocks) {
-  auto* b = reinterpret_cast<BlockQ3_K*>(out);
   int8_t codes[256];
   float scales[16];
   for (int64_t i = 0; i < blocks; ++i, in += 256) {
-    BlockQ3_K& blk = b[i];
-    float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
-    for (int s = 0; s < 16; ++s) {
-      scales[s] = fit_q3_scale(in + 16 * s, codes + 16 * s);
-      if (std::fabs(scales[s]) > max_magnitude) {
-        max_magnitude = std::fabs(scales[s]);
-        max_scale = scales[s];
-      }
-    }
-    // Signed 6-bit sub-block scales against the largest (which maps to -32).
-    std::memset(blk.scales, 0, sizeof blk.scales);
-    blk.scale = f32_to_f16(0.0f);
-    if (max_scale != 0.0f) {
-      const float iscale = -32.0f / max_scale;
-      for (int s = 0; s < 16; ++s) {
-        const int l = clamp_int(static_cast<int8_t>(nearest_int(iscale * scales[s])), -32, 31) + 32;
-        if (s < 8)
-          blk.scales[s] = static_cast<uint8_t>(l & 0x0f);
-        else
-          blk.scales[s - 8] = static_cast<uint8_t>(blk.scales[s - 8] | ((l & 0x0f) << 4));
-        blk.scales[8 + s % 4] = static_cast<uint8_t>(blk.scales[8 + s % 4] | ((l >> 4) << (2 * (s / 4))));
-      }
-      blk.scale = f32_to_f16(1.0f / iscale);
-    }
-    const float d_all = f16_to_f32(blk.scale);
-    for (int s = 0; s < 16; ++s) {
-      const float d = d_all * static_cast<float>(unpack_q3_scale(blk.scales, s));
-      if (d == 0.0f) continue;  // the sub-block keeps the search's codes
-      for (int l = 0; l < 16; ++l)
-        codes[16 * s + l] = static_cast<int8_t>(clamp_int(nearest_int(in[16 * s + l] / d), -4, 3) + 4);
-    }
-    // Codes 0..7: the third bit goes to high_bits, the low two are packed as Q2_K's.
-    uint8_t low[256];
-    std::memset(blk.high_bits, 0, sizeof blk.high_bits);
-    for (int v = 0; v < 256; ++v) {
-      const int c = codes[v];
-      if (c > 3) blk.high_bits[v % 32] = static_cast<uint8_t>(blk.high_bits[v % 32] | (1 << (v / 32)));
-      low[v] = static_cast<uint8_t>(c > 3 ? c - 4 : c);
-    }
-    pack_2bit(low, blk.q);
+    for (int s = 0; s < 16; ++s) scales[s] = fit_q3_scale(in + 16 * s, codes + 16 * s);
+    finish_q3_K(in, scales, codes, out + i * static_cast<int64_t>(sizeof(BlockQ3_K)));
   }
 }
 

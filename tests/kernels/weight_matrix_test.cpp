@@ -89,7 +89,7 @@ TEST(WeightMatrix, VectorizedQuantizersGiveTheScalarBytes) {
   }
   std::vector<float> x(256, 1.0f);
   std::vector<std::byte> out(256);
-  EXPECT_FALSE(simd::quantize_blocks(WeightType::Q3_K, x.data(), out.data(), 1));
+  EXPECT_FALSE(simd::quantize_blocks(WeightType::Q5_0, x.data(), out.data(), 1));
 }
 
 // The k-quant searches run one sub-block per lane; every lane must make the scalar search's
@@ -125,7 +125,7 @@ TEST(WeightMatrix, VectorizedKQuantQuantizersGiveTheScalarBytes) {
         if (k == 10 && trial % 3 == 0) v[pick(rng)] = std::nanf("");
         if (k == 11 && trial % 3 == 0) v[pick(rng)] = -INFINITY;
       }
-      for (WeightType t : {WeightType::Q2_K, WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+      for (WeightType t : {WeightType::Q2_K, WeightType::Q3_K, WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
         const size_t bytes = static_cast<size_t>(blocks) * traits(t).block_bytes;
         std::vector<std::byte> scalar(bytes), fast(bytes);
         traits(t).quantize(x.data(), scalar.data(), blocks);
