@@ -18,6 +18,9 @@
 # the SIMD / AMX extensions it reports) and the kernel path glass ran for prefill and decode
 # (GLASS_CPU=amx|avx512|avx2|scalar in the environment forces one).
 #
+# DEPTH=N: both tests run after N tokens already in the context (llama-bench's -d, glass
+# bench's --depth), e.g. DEPTH=4096 with PP 4096 for a long prompt's attention cost.
+#
 # GGUF=1: both engines run the same GGUF file (TYPES may then be any llama-quantize type
 # or preset, e.g. TYPES="Q4_K_M Q6_K Q8_0"), as a user who downloaded it would.
 set -euo pipefail
@@ -29,6 +32,7 @@ threads=${4:-2}
 rounds=${5:-2}
 layers=${6:-}
 types=${TYPES:-bf16 q8_0 q4_0}
+depth=${DEPTH:-0}
 peer=../shared/peers/llamacpp.sh
 models=${GLASS_BENCH_MODELS:-$HOME/.cache/glass-bench}
 mkdir -p "$models"
@@ -45,6 +49,18 @@ for type in $types; do
 done
 
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])' "$1"; }
+# llama.cpp's llama-bench: one JSON line with pp_tok_s and tg_tok_s (the peer's `bench`,
+# or llama-bench itself with -d when there is a depth).
+peer_bench() {
+  if [ "$depth" = 0 ]; then "$peer" bench "$@"; return; fi
+  "$peer" tool llama-bench -m "$1" -p "$2" -n "$3" -t "$4" -r 3 -d "$depth" -ctk f16 -ctv f16 -o json 2>/dev/null |
+    python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+pp = [r["avg_ts"] for r in rows if r["n_prompt"] > 0 and r["n_gen"] == 0]
+tg = [r["avg_ts"] for r in rows if r["n_gen"] > 0 and r["n_prompt"] == 0]
+print(json.dumps({"pp_tok_s": round(pp[0], 2) if pp else None, "tg_tok_s": round(tg[0], 2) if tg else None}))'
+}
 best() { python3 -c 'import sys; print(max(float(v) for v in sys.argv[1:]))' "$@"; }
 
 cpu=$(grep -m 1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
@@ -59,10 +75,10 @@ for type in $types; do
   [ "$type" = bf16 ] || weight_arg=(--weight-type "$type")
   [ "$gguf" = 0 ] || model=(-m "$models/$name-$type.gguf") weight_arg=()
   for ((i = 0; i < rounds; i++)); do
-    l=$("$peer" bench "$models/$name-$type.gguf" "$pp" "$tg" "$threads")
+    l=$(peer_bench "$models/$name-$type.gguf" "$pp" "$tg" "$threads")
     lpp+=("$(echo "$l" | json_field pp_tok_s)")
     ltg+=("$(echo "$l" | json_field tg_tok_s)")
-    g=$(build/glass bench "${model[@]}" -p "$pp" -n "$tg" -t "$threads" -r 3 --kv-type f16 --no-bandwidth --no-peak \
+    g=$(build/glass bench "${model[@]}" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r 3 --kv-type f16 --no-bandwidth --no-peak \
           "${weight_arg[@]}" --format json)
     gpp+=("$(echo "$g" | json_field pp_tok_s)")
     gtg+=("$(echo "$g" | json_field tg_tok_s)")
@@ -73,6 +89,8 @@ for type in $types; do
     if [ $test = pp ]; then l=$(best "${lpp[@]}"); g=$(best "${gpp[@]}"); n=$pp; path=$gpath_pp
     else l=$(best "${ltg[@]}"); g=$(best "${gtg[@]}"); n=$tg; path=$gpath_tg; fi
     ratio=$(python3 -c "print(f'{$g / $l:.2f}')")
-    echo "| $type | $test$n | $l | $g | ${ratio}x | $path |"
+    at=""
+    [ "$depth" = 0 ] || at=" @ d$depth"
+    echo "| $type | $test$n$at | $l | $g | ${ratio}x | $path |"
   done
 done

@@ -1,6 +1,7 @@
 // glass bench: prompt processing and generation speed, the way llama-bench measures
 // them (pp: one batch of p tokens; tg: n single-token decode steps, each computing
-// the full logits row and taking its argmax), plus load time, peak memory (loading and
+// the full logits row and taking its argmax; with a depth d, both after d tokens already
+// in the cache, as llama-bench's -d, where attention's cost shows), plus load time, peak memory (loading and
 // running the model; the probes' buffers are not counted), the decode's weight-read rate
 // against the machine's measured read bandwidth, and the prefill's matmul rate against the
 // measured peak of the instruction its kernels use.
@@ -51,6 +52,20 @@ double matmul_macs_per_token(const ModelConfig& c) {
 }
 
 
+// A benchmark token id for position i (any ids do: the weights are what is measured).
+int32_t bench_token(int64_t i, int64_t vocab) { return static_cast<int32_t>((1000 + (i * 7919) % 50000) % vocab); }
+
+// Fills the sequence's first `depth` positions, untimed, in passes of 512 tokens.
+void fill_depth(const DecoderModel& model, KVCache& cache, int32_t seq, int depth, Kernels& k,
+                std::vector<float>& logits) {
+  constexpr int kPass = 512;
+  for (int start = 0; start < depth; start += kPass) {
+    std::vector<int32_t> ids(static_cast<size_t>(std::min(kPass, depth - start)));
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = bench_token(start + static_cast<int64_t>(i), model.config().vocab_size);
+    model.forward(Batch::prompt(ids, seq, start, false), cache, k, logits);
+  }
+}
+
 // Decode constrained by a grammar: the best repetition's speed and the mask's share.
 struct GrammarBench {
   double tg = 0;
@@ -65,7 +80,7 @@ struct GrammarBench {
 Command add_bench_command(CLI::App& app) {
   struct Options {
     std::string model, format = "text";
-    int prompt = 512, generate = 128, repetitions = 3;
+    int prompt = 512, generate = 128, depth = 0, repetitions = 3;
     RuntimeOptions runtime;
     GrammarOptions constraint;
     bool no_bandwidth = false, no_peak = false;
@@ -75,6 +90,10 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("-m,--model", o->model, "Checkpoint folder, GGUF file, or ORG/NAME[@REVISION] in the Hugging Face cache (default: the built-in demo model)");
   sub->add_option("-p,--prompt", o->prompt, "Prompt tokens processed in one batch (0 skips)")->capture_default_str();
   sub->add_option("-n,--generate", o->generate, "Decode steps (0 skips)")->capture_default_str();
+  sub->add_option("-d,--depth", o->depth,
+                  "Tokens already in the context before each test (llama-bench's -d): pp then processes its batch "
+                  "after them and tg decodes from there; filling them is not timed")
+      ->capture_default_str();
   sub->add_option("-r,--repetitions", o->repetitions, "Repetitions; the best is reported")->capture_default_str();
   o->runtime.add_to(sub);
   o->constraint.add_to(sub);
@@ -91,6 +110,7 @@ Command add_bench_command(CLI::App& app) {
   return {sub, [o] {
             check_range("--prompt", o->prompt, 0, kMaxContextOption);
             check_range("--generate", o->generate, 0, kMaxContextOption);
+            check_range("--depth", o->depth, 0, kMaxContextOption);
             check_range("--repetitions", o->repetitions, 1, 1000);
             if (o->format != "text" && o->format != "json") fail("--format: \"", o->format, "\" is not one of text, json");
             const std::optional<grammar::Grammar> constraint = o->constraint.resolve();
@@ -101,34 +121,40 @@ Command add_bench_command(CLI::App& app) {
             const DecoderModel& model = session.model();
             const double load_s = session.load_seconds();
             const ModelConfig& c = model.config();
-            if (o->prompt + o->generate > c.max_position_embeddings)
-              fail("--prompt + --generate (", o->prompt + o->generate, ") exceed the model's context of ",
-                   c.max_position_embeddings);
+            if (o->depth + o->prompt + o->generate > c.max_position_embeddings)
+              fail("--depth + --prompt + --generate (", o->depth + o->prompt + o->generate,
+                   ") exceed the model's context of ", c.max_position_embeddings);
+            const int depth = o->depth;
 
             Kernels& k = backend.kernels();
             std::vector<float> logits;
             double best_pp = 0, best_tg = 0;
             size_t kv_bytes = 0;  // the largest cache's committed blocks, for peak memory's parts
+            size_t kv_token_bytes = 0;  // K and V of one position, all layers
             for (int rep = 0; rep < o->repetitions; ++rep) {
               if (o->prompt > 0) {
-                KVCache cache(c, kv, o->prompt);
+                KVCache cache(c, kv, depth + o->prompt);
+                const int32_t seq = cache.add_sequence();
+                fill_depth(model, cache, seq, depth, k, logits);
                 std::vector<int32_t> ids(static_cast<size_t>(o->prompt));
-                for (int i = 0; i < o->prompt; ++i) ids[i] = static_cast<int32_t>((1000 + (i * 7919) % 50000) % c.vocab_size);
+                for (int i = 0; i < o->prompt; ++i) ids[i] = bench_token(depth + i, c.vocab_size);
                 const auto start = std::chrono::steady_clock::now();
-                model.forward(Batch::prompt(ids, cache.add_sequence(), 0, false), cache, k, logits);
+                model.forward(Batch::prompt(ids, seq, depth, false), cache, k, logits);
                 best_pp = std::max(best_pp, o->prompt / seconds_since(start));
                 kv_bytes = std::max(kv_bytes, cache.committed_bytes());
               }
               if (o->generate > 0) {
-                KVCache cache(c, kv, o->generate);
+                KVCache cache(c, kv, depth + o->generate);
                 const int32_t seq = cache.add_sequence();
+                fill_depth(model, cache, seq, depth, k, logits);
                 int32_t token = static_cast<int32_t>(1000 % c.vocab_size);
                 const auto start = std::chrono::steady_clock::now();
                 for (int i = 0; i < o->generate; ++i) {
-                  model.forward(Batch::prompt({token}, seq, i, false), cache, k, logits);
+                  model.forward(Batch::prompt({token}, seq, depth + i, false), cache, k, logits);
                   token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
                 }
                 best_tg = std::max(best_tg, o->generate / seconds_since(start));
+                kv_token_bytes = cache.bytes_per_token();
                 kv_bytes = std::max(kv_bytes, cache.committed_bytes());
               }
             }
@@ -144,14 +170,15 @@ Command add_bench_command(CLI::App& app) {
               constrained.vocabulary_s = seconds_since(vocab_start);
               grammar::TokenMask mask;
               for (int rep = 0; rep < o->repetitions; ++rep) {
-                KVCache cache(c, kv, o->generate);
+                KVCache cache(c, kv, depth + o->generate);
                 const int32_t seq = cache.add_sequence();
+                fill_depth(model, cache, seq, depth, k, logits);
                 grammar::GrammarMatcher matcher(*constraint, vocab);
                 int32_t token = static_cast<int32_t>(1000 % c.vocab_size);
                 double mask_s = 0;
                 const auto start = std::chrono::steady_clock::now();
                 for (int i = 0; i < o->generate; ++i) {
-                  model.forward(Batch::prompt({token}, seq, i, false), cache, k, logits);
+                  model.forward(Batch::prompt({token}, seq, depth + i, false), cache, k, logits);
                   const auto mask_start = std::chrono::steady_clock::now();
                   matcher.fill_mask(mask);
                   const double step_mask_s = seconds_since(mask_start);
@@ -193,7 +220,11 @@ Command add_bench_command(CLI::App& app) {
             }
             const double prefill_macs = best_pp * matmul_macs_per_token(c);
             const double path_peak = peak / prefill_path.passes;
-            const double decode_bytes = static_cast<double>(model.decode_weight_bytes());
+            // A decode step reads the weights and the K and V of every position before it:
+            // on average depth + (generate + 1) / 2 of them over the steps.
+            const double decode_kv_bytes =
+                static_cast<double>(kv_token_bytes) * (depth + (o->generate + 1) / 2.0);
+            const double decode_bytes = static_cast<double>(model.decode_weight_bytes()) + decode_kv_bytes;
             const double weight_rate = best_tg * decode_bytes;
             const double roofline = bandwidth > 0 ? bandwidth / decode_bytes : 0;
 
@@ -206,6 +237,7 @@ Command add_bench_command(CLI::App& app) {
                         {"kv_type", kv_type_name(kv)},
                         {"pp", o->prompt},
                         {"tg", o->generate},
+                        {"depth", depth},
                         {"pp_tok_s", std::round(best_pp * 10) / 10},
                         {"tg_tok_s", std::round(best_tg * 10) / 10},
                         {"load_s", load_s},
@@ -213,7 +245,8 @@ Command add_bench_command(CLI::App& app) {
                         {"weight_bytes", model.matrix_bytes()},
                         {"kv_cache_bytes", kv_bytes},
                         {"decode_weight_bytes", model.decode_weight_bytes()},
-                        {"decode_weight_gb_s", weight_rate / 1e9}};
+                        {"decode_kv_bytes", decode_kv_bytes},
+                        {"decode_read_gb_s", weight_rate / 1e9}};
               if (cpu != nullptr) {
                 j["prefill_path"] = prefill_path.name;
                 j["decode_path"] = decode_path.name;
@@ -253,9 +286,10 @@ Command add_bench_command(CLI::App& app) {
             if (cpu != nullptr)
               std::printf("path       prefill %s (%s), decode %s\n", prefill_path.name.c_str(),
                           prefill_path.how.empty() ? "scalar" : prefill_path.how.c_str(), decode_path.name.c_str());
+            const std::string at_depth = depth > 0 ? str_cat(" @ d", depth) : "";
             if (o->prompt > 0) {
-              std::printf("pp%-8d %.1f tok/s (best of %d), matmuls at %.1f GMAC/s\n", o->prompt, best_pp, o->repetitions,
-                          prefill_macs / 1e9);
+              std::printf("%-10s %.1f tok/s (best of %d), matmuls at %.1f GMAC/s\n",
+                          str_cat("pp", o->prompt, at_depth).c_str(), best_pp, o->repetitions, prefill_macs / 1e9);
               if (peak > 0)
                 std::printf("compute    measured peak of %s: %.0f GMAC/s%s -> prefill matmuls reach %.0f%%\n",
                             compute_instruction_name(prefill_path.instruction), peak / 1e9,
@@ -266,8 +300,10 @@ Command add_bench_command(CLI::App& app) {
                             100.0 * prefill_macs / path_peak);
             }
             if (o->generate > 0) {
-              std::printf("tg%-8d %.1f tok/s (best of %d), weights read at %.1f GB/s\n", o->generate, best_tg,
-                          o->repetitions, weight_rate / 1e9);
+              std::printf("%-10s %.1f tok/s (best of %d), weights%s read at %.1f GB/s\n",
+                          str_cat("tg", o->generate, at_depth).c_str(), best_tg, o->repetitions,
+                          depth > 0 ? str_cat(" and KV cache (", format_bytes(decode_kv_bytes), " a step)").c_str() : "",
+                          weight_rate / 1e9);
               if (bandwidth > 0)
                 std::printf("roofline   measured read bandwidth %.1f GB/s -> at most %.1f tok/s; decode reaches %.0f%%\n",
                             bandwidth / 1e9, roofline, 100.0 * best_tg / roofline);

@@ -196,6 +196,30 @@ TEST(Cli, BenchPeakRssIsTheModelsWithOrWithoutTheBandwidthProbe) {
                                                     << format_bytes(peak_without);
 }
 
+// --depth (llama-bench's -d): the tests run after that many tokens in the cache, which the
+// decode's read bytes count.
+TEST(Cli, BenchAtADepthFillsTheContextFirst) {
+  const std::string bench = "bench -p 8 -n 4 -r 1 -t 2 --no-bandwidth --no-peak --format json";
+  const auto flat = run_glass(bench), deep = run_glass(bench + " --depth 300");
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  ASSERT_EQ(deep.exit_code, 0) << deep.err;
+  const Json a = Json::parse(flat.out), b = Json::parse(deep.out);
+  EXPECT_EQ(a["depth"], 0);
+  EXPECT_EQ(b["depth"], 300);
+  // The cache held 300 + 8 positions, not 8; a decode step read 300 + 2.5 on average, not 2.5.
+  EXPECT_GT(b["kv_cache_bytes"].get<double>(), 10 * a["kv_cache_bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(b["decode_kv_bytes"].get<double>() / a["decode_kv_bytes"].get<double>(), 302.5 / 2.5);
+  const auto text = run_glass("bench -p 8 -n 4 -r 1 --depth 20 --no-bandwidth --no-peak");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("pp8 @ d20"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("tg4 @ d20"), std::string::npos) << text.out;
+  const auto too_deep = run_glass("bench -p 8 -n 4 -r 1 --depth 32760");
+  EXPECT_NE(too_deep.exit_code, 0);
+  EXPECT_NE(too_deep.err.find("--depth + --prompt + --generate (32772) exceed the model's context of 32768"),
+            std::string::npos)
+      << too_deep.err;
+}
+
 TEST(Cli, LogitsWritesLastOrAllPositions) {
   TempDir tmp;
   auto r = run_glass("logits --ids '9707 11 1879' --out " + shell_quote(tmp.file("last.f32")));
