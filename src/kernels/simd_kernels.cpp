@@ -1143,14 +1143,136 @@ HWY_INLINE float KVScalar(const std::byte* row, int64_t i) {
 int64_t AttentionScratchFloats(const AttentionArgs& a, int64_t heads_per_task) {
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
-  // Per query head of a task: its accumulator, its block's scores, its running max and sum.
-  return heads_per_task * (a.head_dim + (a.block_size + L - 1) / L * L + 2);
+  const int64_t padded = (a.block_size + L - 1) / L * L;
+  // Per query head of a task: its accumulator, its block's scores, its running max and
+  // sum and its block's correction; then the block's keys and values as floats, shared
+  // by the task's heads.
+  return heads_per_task * (a.head_dim + padded + 3) + 2 * padded * a.head_dim;
+}
+
+// SumOfLanes of L vectors at once: lane q of the result is SumOfLanes(df, vector q), bit
+// for bit, by the same tree of adds (Highway's: the upper half folded onto the lower,
+// again and again), run on all the vectors together with shuffles. That costs about
+// three operations a vector, where a reduction of each takes two per level. The vectors
+// go in a shuffled order: vector q in d[SlotOfVector(q)].
+HWY_INLINE constexpr size_t SlotOfVector(size_t q) {
+#if HWY_TARGET <= HWY_AVX3
+  return 4 * (q % 4) + q / 4;
+#elif HWY_TARGET == HWY_AVX2
+  return 2 * (q % 4) + q / 4;
+#else
+  return q;
+#endif
+}
+HWY_INLINE VF SumOfEachVector(DF df, const VF* d) {
+#if HWY_TARGET <= HWY_AVX3
+  (void)df;
+  __m512 t[8], u[4], v[2];
+  for (int k = 0; k < 8; ++k)  // lanes i + 8 onto i: slots 2k, 2k + 1 in the lower and upper 256 bits
+    t[k] = _mm512_add_ps(_mm512_shuffle_f32x4(d[2 * k].raw, d[2 * k + 1].raw, 0x44),
+                         _mm512_shuffle_f32x4(d[2 * k].raw, d[2 * k + 1].raw, 0xEE));
+  for (int k = 0; k < 4; ++k)  // i + 4 onto i: slot 4k + m in 128-bit lane m
+    u[k] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], 0x88),
+                         _mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], 0xDD));
+  for (int k = 0; k < 2; ++k) {  // i + 2 onto i
+    const __m512d a = _mm512_castps_pd(u[2 * k]), b = _mm512_castps_pd(u[2 * k + 1]);
+    v[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  // i + 1 onto i: lane 4m + k holds slot 4k + m, which SlotOfVector made vector 4m + k.
+  return VF{_mm512_add_ps(_mm512_shuffle_ps(v[0], v[1], 0x88), _mm512_shuffle_ps(v[0], v[1], 0xDD))};
+#elif HWY_TARGET == HWY_AVX2
+  (void)df;
+  __m256 t[4], u[2];
+  for (int k = 0; k < 4; ++k)  // lanes i + 4 onto i
+    t[k] = _mm256_add_ps(_mm256_permute2f128_ps(d[2 * k].raw, d[2 * k + 1].raw, 0x20),
+                         _mm256_permute2f128_ps(d[2 * k].raw, d[2 * k + 1].raw, 0x31));
+  for (int k = 0; k < 2; ++k) {  // i + 2 onto i
+    const __m256d a = _mm256_castps_pd(t[2 * k]), b = _mm256_castps_pd(t[2 * k + 1]);
+    u[k] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)), _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));
+  }
+  // i + 1 onto i: lane 4h + k holds slot 2k + h, which SlotOfVector made vector 4h + k.
+  return VF{_mm256_add_ps(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xDD))};
+#else
+  HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)];
+  for (size_t j = 0; j < hn::Lanes(df); ++j) sums[j] = hn::GetLane(hn::SumOfLanes(df, d[j]));
+  return hn::Load(df, sums);
+#endif
+}
+
+// acc[i] = acc[i] * correction + sum over j < nb of p[j] * v[j * hd + i] for i < whole,
+// kChains vectors of acc at a time in registers: each is a chain of FMAs over j, and the
+// chains run side by side instead of one after another (every lane keeps its order).
+template <int kChains>
+HWY_INLINE void AccumulateValueChains(DF df, const float* p, const float* v, int64_t nb, int64_t hd, int64_t i0,
+                                      VF vcorr, float* acc) {
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  VF r[kChains];
+  for (int u = 0; u < kChains; ++u) r[u] = hn::Mul(hn::LoadU(df, acc + i0 + u * L), vcorr);
+  for (int64_t j = 0; j < nb; ++j) {
+    const VF pj = hn::Set(df, p[j]);
+    const float* vj = v + j * hd + i0;
+    for (int u = 0; u < kChains; ++u) r[u] = hn::MulAdd(pj, hn::LoadU(df, vj + u * L), r[u]);
+  }
+  for (int u = 0; u < kChains; ++u) hn::StoreU(r[u], df, acc + i0 + u * L);
+}
+HWY_INLINE void AccumulateValues(DF df, const float* p, const float* v, int64_t nb, int64_t hd, int64_t whole,
+                                 float correction, float* acc) {
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const VF vcorr = hn::Set(df, correction);
+  int64_t i = 0;
+  for (; i + 8 * L <= whole; i += 8 * L) AccumulateValueChains<8>(df, p, v, nb, hd, i, vcorr, acc);
+  if (i + 4 * L <= whole) AccumulateValueChains<4>(df, p, v, nb, hd, i, vcorr, acc), i += 4 * L;
+  if (i + 2 * L <= whole) AccumulateValueChains<2>(df, p, v, nb, hd, i, vcorr, acc), i += 2 * L;
+  if (i < whole) AccumulateValueChains<1>(df, p, v, nb, hd, i, vcorr, acc);
+}
+
+// AccumulateValues for two heads at once (p and acc of the second head p_stride and hd
+// floats after the first's): twice the chains side by side, each head's the same
+// operations in the same order as AccumulateValues gives it alone.
+template <int kChains>
+HWY_INLINE void AccumulateValueChainPair(DF df, const float* p0, const float* p1, const float* v, int64_t nb,
+                                         int64_t hd, const float* correction, float* acc0, float* acc1) {
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  VF r0[kChains], r1[kChains];
+  const VF c0 = hn::Set(df, correction[0]), c1 = hn::Set(df, correction[1]);
+  for (int u = 0; u < kChains; ++u) {
+    r0[u] = hn::Mul(hn::LoadU(df, acc0 + u * L), c0);
+    r1[u] = hn::Mul(hn::LoadU(df, acc1 + u * L), c1);
+  }
+  for (int64_t j = 0; j < nb; ++j) {
+    const VF q0 = hn::Set(df, p0[j]), q1 = hn::Set(df, p1[j]);
+    const float* vj = v + j * hd;
+    for (int u = 0; u < kChains; ++u) {
+      const VF vu = hn::LoadU(df, vj + u * L);
+      r0[u] = hn::MulAdd(q0, vu, r0[u]);
+      r1[u] = hn::MulAdd(q1, vu, r1[u]);
+    }
+  }
+  for (int u = 0; u < kChains; ++u) {
+    hn::StoreU(r0[u], df, acc0 + u * L);
+    hn::StoreU(r1[u], df, acc1 + u * L);
+  }
+}
+HWY_INLINE void AccumulateValuePair(DF df, const float* p, int64_t p_stride, const float* v, int64_t nb, int64_t hd,
+                                    int64_t whole, const float* correction, float* acc) {
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  switch (whole / L) {
+    case 4: AccumulateValueChainPair<4>(df, p, p + p_stride, v, nb, hd, correction, acc, acc + hd); return;
+    case 2: AccumulateValueChainPair<2>(df, p, p + p_stride, v, nb, hd, correction, acc, acc + hd); return;
+    case 1: AccumulateValueChainPair<1>(df, p, p + p_stride, v, nb, hd, correction, acc, acc + hd); return;
+    default:
+      AccumulateValues(df, p, v, nb, hd, whole, correction[0], acc);
+      AccumulateValues(df, p + p_stride, v, nb, hd, whole, correction[1], acc + hd);
+  }
 }
 
 // One task is a token, a KV head and up to heads_per_task of the query heads that read
-// it: they go through the cached keys together, so each key and value row is loaded
-// once for all of them. Every query head's result is computed by the same operations in
-// the same order whatever the task holds, so the split does not change it.
+// it: they go through the cached keys together, a block at a time, the block's keys and
+// values converted to floats once for all of them. Scores come L keys at a time: each
+// key's dot-product vector, then SumOfEachVector for the L of them. The FMAs of the
+// dot products and of the values' sums run as independent chains side by side. Every
+// query head's result is computed by the same operations in the same order whatever the
+// task holds, so the split does not change it (nor did this layout change a bit of it).
 template <KVType Type>
 HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
                                  float* scratch) {
@@ -1164,10 +1286,17 @@ HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task,
   const size_t esz = kv_type_size(Type);
   const size_t pos_bytes = static_cast<size_t>(kv_dim) * esz;
   const int64_t padded = (a.block_size + L - 1) / L * L;
+  const float minus_infinity = -std::numeric_limits<float>::infinity();
   float* acc = scratch;                              // [heads_per_task][hd]
-  float* scores = acc + heads_per_task * hd;         // [heads_per_task][padded]
+  float* scores = acc + heads_per_task * hd;         // [heads_per_task][padded]: a block's
   float* m = scores + heads_per_task * padded;       // [heads_per_task]
   float* l = m + heads_per_task;                     // [heads_per_task]
+  float* correction = l + heads_per_task;            // [heads_per_task]: a block's rescaling
+  float* kf = correction + heads_per_task;           // [padded][hd]: the block's keys as floats
+  float* vf = kf + padded * hd;                      // [padded][hd]: its values
+  constexpr size_t kLanes = hn::MaxLanes(DF());
+  constexpr size_t kBatch = kLanes < 8 ? kLanes : 8;
+  VF d[kLanes];                                      // the keys' dot-product vectors
   for (int64_t task = task_begin; task < task_end; ++task) {
     const int64_t t = task / (a.kv_heads * chunks), kvh = task / chunks % a.kv_heads, chunk = task % chunks;
     const int64_t first = kvh * group_size + chunk * heads_per_task;  // a group's query heads are consecutive
@@ -1175,60 +1304,91 @@ HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task,
     const float* q = a.q + (t * a.heads + first) * hd;
     const AttentionRow& row = a.rows[t];
     std::fill(acc, acc + group * hd, 0.0f);
-    for (int64_t g = 0; g < group; ++g) m[g] = -std::numeric_limits<float>::infinity(), l[g] = 0;
+    for (int64_t g = 0; g < group; ++g) m[g] = minus_infinity, l[g] = 0;
     for (int64_t p0 = 0; p0 < row.length; p0 += a.block_size) {
       const int64_t nb = std::min(a.block_size, row.length - p0);
+      const int64_t chunked = (nb + L - 1) / L * L;  // whole vectors of scores
       const size_t block_off = static_cast<size_t>(row.block_ids[p0 / a.block_size]) * a.block_stride +
                                static_cast<size_t>(kvh * hd) * esz;
-      const std::byte* kb = a.k_base + block_off;
-      const std::byte* vb = a.v_base + block_off;
-      // Scores q·k / sqrt(hd): two partial sums per dot, so the FMAs do not wait on each other.
       for (int64_t j = 0; j < nb; ++j) {
-        const std::byte* k = kb + static_cast<size_t>(j) * pos_bytes;
-        for (int64_t g = 0; g < group; ++g) {
-          const float* qg = q + g * hd;
-          VF d0 = hn::Zero(df), d1 = hn::Zero(df);
-          int64_t i = 0;
-          for (; i + 2 * L <= whole; i += 2 * L) {
-            d0 = hn::MulAdd(hn::LoadU(df, qg + i), LoadKV<Type>(df, k, i), d0);
-            d1 = hn::MulAdd(hn::LoadU(df, qg + i + L), LoadKV<Type>(df, k, i + L), d1);
-          }
-          if (i < whole) d0 = hn::MulAdd(hn::LoadU(df, qg + i), LoadKV<Type>(df, k, i), d0);
-          float sc = hn::GetLane(hn::SumOfLanes(df, hn::Add(d0, d1)));
-          for (int64_t c = whole; c < hd; ++c) sc += qg[c] * KVScalar<Type>(k, c);
-          scores[g * padded + j] = sc * a.scale;
+        const std::byte* k = a.k_base + block_off + static_cast<size_t>(j) * pos_bytes;
+        const std::byte* v = a.v_base + block_off + static_cast<size_t>(j) * pos_bytes;
+        float* kj = kf + j * hd;
+        float* vj = vf + j * hd;
+        for (int64_t i = 0; i < whole; i += L) {
+          hn::StoreU(LoadKV<Type>(df, k, i), df, kj + i);
+          hn::StoreU(LoadKV<Type>(df, v, i), df, vj + i);
         }
+        for (int64_t c = whole; c < hd; ++c) kj[c] = KVScalar<Type>(k, c), vj[c] = KVScalar<Type>(v, c);
       }
-      // Online softmax: rescale what was accumulated to the new maximum.
+      std::fill(kf + nb * hd, kf + chunked * hd, 0.0f);  // rows past the block's end are zeros
+      std::fill(vf + nb * hd, vf + chunked * hd, 0.0f);
       for (int64_t g = 0; g < group; ++g) {
+        // Scores q·k / sqrt(hd), L keys at a time, their vectors summed together at the end.
+        const float* qg = q + g * hd;
         float* sg = scores + g * padded;
-        float block_max = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < nb; ++j) block_max = std::max(block_max, sg[j]);
-        for (int64_t j = nb; j < padded; ++j) sg[j] = -std::numeric_limits<float>::infinity();
-        const float m_new = std::max(m[g], block_max);
-        const float correction = std::exp(m[g] - m_new);  // 0 on the first block
+        for (int64_t j0 = 0; j0 < chunked; j0 += L) {
+          // The L keys' dot products side by side, each a chain over the dimensions.
+          // Each key's dot product as before: two partial sums (over the even and the odd
+          // vectors of the head), added; kBatch keys side by side, all L of them summed
+          // across their lanes together.
+          for (size_t j1 = 0; j1 < kLanes; j1 += kBatch) {
+            VF even[kBatch], odd[kBatch];
+            for (size_t jj = 0; jj < kBatch; ++jj) even[jj] = odd[jj] = hn::Zero(df);
+            const float* kj = kf + (j0 + static_cast<int64_t>(j1)) * hd;
+            int64_t i = 0;
+            for (; i + 2 * L <= whole; i += 2 * L) {
+              const VF q0 = hn::LoadU(df, qg + i), q1 = hn::LoadU(df, qg + i + L);
+              for (size_t jj = 0; jj < kBatch; ++jj) {
+                even[jj] = hn::MulAdd(q0, hn::LoadU(df, kj + jj * hd + i), even[jj]);
+                odd[jj] = hn::MulAdd(q1, hn::LoadU(df, kj + jj * hd + i + L), odd[jj]);
+              }
+            }
+            if (i < whole) {
+              const VF q0 = hn::LoadU(df, qg + i);
+              for (size_t jj = 0; jj < kBatch; ++jj) even[jj] = hn::MulAdd(q0, hn::LoadU(df, kj + jj * hd + i), even[jj]);
+            }
+            for (size_t jj = 0; jj < kBatch; ++jj) d[SlotOfVector(j1 + jj)] = hn::Add(even[jj], odd[jj]);
+          }
+          hn::StoreU(SumOfEachVector(df, d), df, sg + j0);
+          if (whole < hd) {
+            for (int64_t jj = 0; jj < L; ++jj)
+              for (int64_t c = whole; c < hd; ++c) sg[j0 + jj] += qg[c] * kf[(j0 + jj) * hd + c];
+          }
+          hn::StoreU(hn::Mul(hn::LoadU(df, sg + j0), hn::Set(df, a.scale)), df, sg + j0);
+        }
+        // Online softmax: rescale what was accumulated to the new maximum. Positions past
+        // the block's end score -inf and weigh 0.
+        for (int64_t j = nb; j < chunked; ++j) sg[j] = minus_infinity;
+        VF vmax = hn::Set(df, minus_infinity);
+        for (int64_t j = 0; j < chunked; j += L) vmax = hn::Max(vmax, hn::LoadU(df, sg + j));
+        const float m_new = std::max(m[g], hn::GetLane(hn::MaxOfLanes(df, vmax)));
+        correction[g] = std::exp(m[g] - m_new);  // 0 on the first block
         const VF vm = hn::Set(df, m_new);
-        for (int64_t j = 0; j < padded; j += L) {
-          const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, sg + j), vm));
-          hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::max<int64_t>(0, nb - j))), e), df,
-                     sg + j);
+        for (int64_t j = 0; j < chunked; j += L) {
+          const VF e = hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::min(L, nb - j))),
+                                          hn::Exp(df, hn::Sub(hn::LoadU(df, sg + j), vm)));
+          hn::StoreU(e, df, sg + j);
         }
         float block_sum = 0;
         for (int64_t j = 0; j < nb; ++j) block_sum += sg[j];
-        l[g] = l[g] * correction + block_sum;
+        l[g] = l[g] * correction[g] + block_sum;
         m[g] = m_new;
-        // acc = acc * correction + sum_j p_j v_j, a vector of acc at a time kept in a register.
+      }
+      // acc = acc * correction + sum_j p_j v_j, two heads at a time where their chains fit
+      // in the registers.
+      int64_t g = 0;
+      if (whole <= 4 * L && HWY_TARGET <= HWY_AVX3) {
+        for (; g + 2 <= group; g += 2)
+          AccumulateValuePair(df, scores + g * padded, padded, vf, nb, hd, whole, correction + g, acc + g * hd);
+      }
+      for (; g < group; ++g) AccumulateValues(df, scores + g * padded, vf, nb, hd, whole, correction[g], acc + g * hd);
+      for (g = 0; g < group && whole < hd; ++g) {
+        const float* sg = scores + g * padded;
         float* ag = acc + g * hd;
-        const VF vcorr = hn::Set(df, correction);
-        for (int64_t i = 0; i < whole; i += L) {
-          VF r = hn::Mul(hn::LoadU(df, ag + i), vcorr);
-          for (int64_t j = 0; j < nb; ++j)
-            r = hn::MulAdd(hn::Set(df, sg[j]), LoadKV<Type>(df, vb + static_cast<size_t>(j) * pos_bytes, i), r);
-          hn::StoreU(r, df, ag + i);
-        }
         for (int64_t c = whole; c < hd; ++c) {
-          float r = ag[c] * correction;
-          for (int64_t j = 0; j < nb; ++j) r += sg[j] * KVScalar<Type>(vb + static_cast<size_t>(j) * pos_bytes, c);
+          float r = ag[c] * correction[g];
+          for (int64_t j = 0; j < nb; ++j) r += sg[j] * vf[j * hd + c];
           ag[c] = r;
         }
       }
