@@ -524,39 +524,43 @@ HWY_INLINE void QuantizeKQuantBlocks(const float* in, std::byte* out, int64_t bl
   }
 }
 
+// The types with a min: Q2_K (sub-blocks of 16, absolute error, weights |x|) and Q4_K /
+// Q5_K (of 32, squared error, weights rms + |x|).
+template <bool kAbsoluteError, bool kRmsWeights, class Finish>
+HWY_INLINE void QuantizeScaleMinBlocks(const float* in, std::byte* out, int64_t blocks, int sub_length,
+                                       const codecs::ScaleMinSearch& s, KQuantShape shape, const Finish& finish,
+                                       QuantizeBlocks scalar) {
+  const auto search = [&](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
+    SearchScaleMinLanes<kAbsoluteError, kRmsWeights>(x, count, sub_length, s, scales, mins, codes);
+  };
+  QuantizeKQuantBlocks(in, out, blocks, shape, search, finish, scalar);
+}
+
+// The finish of a type with signed codes (Q3_K, Q6_K) in QuantizeKQuantBlocks's signature.
+template <void (*kFinish)(const float*, const float*, int8_t*, std::byte*)>
+void FinishSigned(const float* x, const float* scales, const float*, uint8_t* codes, std::byte* block) {
+  kFinish(x, scales, reinterpret_cast<int8_t*>(codes), block);
+}
+
 void QuantizeQ2_K(const float* in, std::byte* out, int64_t blocks) {
-  const auto search = [](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
-    SearchScaleMinLanes<true, false>(x, count, 16, codecs::kQ2KSearch, scales, mins, codes);
-  };
-  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ2_K)}, search, codecs::finish_q2_K, codecs::quantize_q2_K);
+  QuantizeScaleMinBlocks<true, false>(in, out, blocks, 16, codecs::kQ2KSearch, {16, sizeof(BlockQ2_K)},
+                                      codecs::finish_q2_K, codecs::quantize_q2_K);
 }
-
 void QuantizeQ3_K(const float* in, std::byte* out, int64_t blocks) {
-  const auto finish = [](const float* x, const float* scales, const float*, uint8_t* codes, std::byte* block) {
-    codecs::finish_q3_K(x, scales, reinterpret_cast<int8_t*>(codes), block);
-  };
-  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ3_K)}, SearchQ3ScaleLanes, finish, codecs::quantize_q3_K);
+  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ3_K)}, SearchQ3ScaleLanes, FinishSigned<codecs::finish_q3_K>,
+                       codecs::quantize_q3_K);
 }
-
 void QuantizeQ4_K(const float* in, std::byte* out, int64_t blocks) {
-  const auto search = [](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
-    SearchScaleMinLanes<false, true>(x, count, 32, codecs::kQ4KSearch, scales, mins, codes);
-  };
-  QuantizeKQuantBlocks(in, out, blocks, {8, sizeof(BlockQ4_K)}, search, codecs::finish_q4_K, codecs::quantize_q4_K);
+  QuantizeScaleMinBlocks<false, true>(in, out, blocks, 32, codecs::kQ4KSearch, {8, sizeof(BlockQ4_K)},
+                                      codecs::finish_q4_K, codecs::quantize_q4_K);
 }
-
 void QuantizeQ5_K(const float* in, std::byte* out, int64_t blocks) {
-  const auto search = [](const float* x, int count, float* scales, float* mins, uint8_t* codes) {
-    SearchScaleMinLanes<false, true>(x, count, 32, codecs::kQ5KSearch, scales, mins, codes);
-  };
-  QuantizeKQuantBlocks(in, out, blocks, {8, sizeof(BlockQ5_K)}, search, codecs::finish_q5_K, codecs::quantize_q5_K);
+  QuantizeScaleMinBlocks<false, true>(in, out, blocks, 32, codecs::kQ5KSearch, {8, sizeof(BlockQ5_K)},
+                                      codecs::finish_q5_K, codecs::quantize_q5_K);
 }
-
 void QuantizeQ6_K(const float* in, std::byte* out, int64_t blocks) {
-  const auto finish = [](const float* x, const float* scales, const float*, uint8_t* codes, std::byte* block) {
-    codecs::finish_q6_K(x, scales, reinterpret_cast<int8_t*>(codes), block);
-  };
-  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ6_K)}, SearchQ6ScaleLanes, finish, codecs::quantize_q6_K);
+  QuantizeKQuantBlocks(in, out, blocks, {16, sizeof(BlockQ6_K)}, SearchQ6ScaleLanes, FinishSigned<codecs::finish_q6_K>,
+                       codecs::quantize_q6_K);
 }
 
 // bf16 / f16 values to floats, exactly (both widen without rounding).

@@ -364,13 +364,7 @@ void dequantize_q3_K(const std::byte* src, float* out, int64_t blocks) {
 
 void finish_q3_K(const float* x, const float* scales, int8_t* codes, std::byte* block) {
   BlockQ3_K& blk = *reinterpret_cast<BlockQ3_K*>(block);
-  float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
-  for (int s = 0; s < 16; ++s) {
-    if (std::fabs(scales[s]) > max_magnitude) {
-      max_magnitude = std::fabs(scales[s]);
-      max_scale = scales[s];
-    }
-  }
+  const float max_scale = signed_extreme(scales, 16).value;  // the scale of largest magnitude, signed
   // Signed 6-bit sub-block scales against the largest (which maps to -32).
   std::memset(blk.scales, 0, sizeof blk.scales);
   blk.scale = f32_to_f16(0.0f);
@@ -519,13 +513,8 @@ void dequantize_q6_K(const std::byte* src, float* out, int64_t blocks) {
 
 void finish_q6_K(const float* x, const float* scales, int8_t* codes, std::byte* block) {
   BlockQ6_K& blk = *reinterpret_cast<BlockQ6_K*>(block);
-  float max_scale = 0.0f, max_magnitude = 0.0f;  // the scale of largest magnitude, signed
-  for (int s = 0; s < 16; ++s) {
-    if (std::fabs(scales[s]) > max_magnitude) {
-      max_magnitude = std::fabs(scales[s]);
-      max_scale = scales[s];
-    }
-  }
+  const Extreme largest = signed_extreme(scales, 16);  // the scale of largest magnitude, signed
+  const float max_scale = largest.value, max_magnitude = largest.magnitude;
   if (max_magnitude < kGroupMaxEps) {
     std::memset(&blk, 0, sizeof blk);  // an all-zero super-block
     return;
