@@ -268,6 +268,70 @@ HWY_INLINE void TileFloat(const WeightMatrix& w, int64_t r0, const float* x, int
   }
 }
 
+// Long float rows: the block's 4 x 3 tiles go through the columns kFloatColumnChunk at a
+// time, so that a tile's weights for the chunk stay in L1 while all the block's token
+// tiles use them, and the block's activations for the chunk stay there too (TileFloat
+// reads a whole 4864-column row of each from L2). The accumulators wait in `acc` between
+// chunks and every lane takes its FMAs in TileFloat's order, so the results are its bits.
+constexpr int64_t kFloatColumnChunk = 1024;
+template <class Weights, int R, int T>
+HWY_INLINE void TileFloatColumns(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, int64_t c0,
+                                 int64_t c1, VF* acc) {
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  constexpr int V = Weights::kVectors;
+  const int64_t step = V * L;
+  VF a[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) a[r][t] = acc[r * T + t];
+  const std::byte* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = w.row(r0 + r);
+  for (int64_t c = c0; c < c1; c += step) {
+    for (int r = 0; r < R; ++r) {
+      VF wv[V];
+      Weights::Load(df, wr[r], c, wv);
+      for (int t = 0; t < T; ++t)
+        for (int k = 0; k < V; ++k) a[r][t] = hn::MulAdd(wv[k], hn::LoadU(df, x + t * xstride + c + k * L), a[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r * T + t] = a[r][t];
+}
+
+// Tokens [t0, t1) (whole tiles of T) by rows [r0, r0 + 4 * groups) of a long float matrix.
+template <class Weights>
+HWY_INLINE void FloatPrefillColumns(const WeightMatrix& w, const float* x, int64_t xstride, int64_t t0, int64_t t1,
+                                    int64_t r0, int64_t groups, const float* bias, float* y, int64_t ystride) {
+  constexpr int R = 4, T = 3;
+  constexpr int64_t kMaxTiles = 32;
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t step = Weights::kVectors * L;
+  const int64_t whole = w.cols / step * step;
+  VF acc[kMaxTiles][R * T];
+  const int64_t tiles = (t1 - t0) / T;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t r = r0 + 4 * g;
+    for (int64_t i = 0; i < tiles; ++i)
+      for (auto& v : acc[i]) v = hn::Zero(df);
+    for (int64_t c0 = 0; c0 < whole; c0 += kFloatColumnChunk) {
+      const int64_t c1 = std::min(whole, c0 + kFloatColumnChunk);
+      for (int64_t i = 0; i < tiles; ++i)
+        TileFloatColumns<Weights, R, T>(w, r, x + (t0 + i * T) * xstride, xstride, c0, c1, acc[i]);
+    }
+    for (int64_t i = 0; i < tiles; ++i) {
+      const float* xt = x + (t0 + i * T) * xstride;
+      for (int rr = 0; rr < R; ++rr) {
+        for (int t = 0; t < T; ++t) {
+          float tail = 0;
+          for (int64_t c = whole; c < w.cols; ++c) tail += Weights::Value(w.row(r + rr), c) * xt[t * xstride + c];
+          y[(t0 + i * T + t) * ystride + r + rr] = Finish(df, acc[i][rr * T + t], tail, bias, r + rr);
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------- int8 tiles
 
 #if GLASS_X86_INT8
@@ -883,9 +947,27 @@ void PrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, 
 #endif
   constexpr int64_t T = 3;
   const int64_t block = std::max<int64_t>(T, std::min<int64_t>(96, (256 << 10) / static_cast<int64_t>(prow)) / T * T);
+  const bool float_columns = w.cols >= 2 * kFloatColumnChunk &&
+                             (w.type == WeightType::BF16 || w.type == WeightType::F16 || w.type == WeightType::F32);
   for (int64_t t0 = 0; t0 < n; t0 += block) {
     const int64_t t1 = std::min(n, t0 + block);
-    for (int64_t r = row_begin; r < row_end; r += 4) {
+    int64_t r_begin = row_begin;
+    if (float_columns && t1 - t0 >= T) {  // whole tiles by whole row groups, the rest below
+      const int64_t groups = (row_end - row_begin) / 4, tiles_end = t0 + (t1 - t0) / T * T;
+      const auto* x = reinterpret_cast<const float*>(prepared);
+      const auto xstride = static_cast<int64_t>(prow / 4);
+      switch (w.type) {
+        case WeightType::BF16: FloatPrefillColumns<BF16Weights>(w, x, xstride, t0, tiles_end, row_begin, groups, bias, y, ystride); break;
+        case WeightType::F16: FloatPrefillColumns<F16Weights>(w, x, xstride, t0, tiles_end, row_begin, groups, bias, y, ystride); break;
+        default: FloatPrefillColumns<F32Weights>(w, x, xstride, t0, tiles_end, row_begin, groups, bias, y, ystride); break;
+      }
+      for (int64_t t = tiles_end; t < t1; ++t) {  // tokens past the last whole tile
+        const std::byte* xp = prepared + static_cast<size_t>(t) * prow;
+        RowSweep<4, 1>(w, row_begin, row_begin + 4 * groups, xp, prow, bias, y + t * ystride, ystride, vnni);
+      }
+      r_begin = row_begin + 4 * groups;
+    }
+    for (int64_t r = r_begin; r < row_end; r += 4) {
       const int64_t rows = std::min<int64_t>(4, row_end - r);
       int64_t t = t0;
       for (; t + T <= t1; t += T) {

@@ -197,6 +197,36 @@ TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
   });
 }
 
+// Float rows of 2048 columns and more go through prefill's column chunks (simd_kernels.cpp,
+// FloatPrefillColumns): a tail past the last whole vector, rows and tokens past the last
+// whole tile, and every token's result the same bits as alone, near the reference.
+TEST_F(SimdTargets, LongFloatRowsInColumnChunksAreBatchInvariant) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  for_each_target([&] {
+    for (WeightType type : {WeightType::BF16, WeightType::F16, WeightType::F32}) {
+      const int64_t rows = 13, cols = 2 * 1024 + 1024 + 40, n = 14;
+      SCOPED_TRACE(weight_type_name(type));
+      for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
+        const auto x = randn(static_cast<size_t>(n * cols), rng);
+        std::vector<float> batched(static_cast<size_t>(n * rows)), expect(batched.size());
+        CpuKernels k(pool, features_);
+        k.matmul(m.w, x.data(), n, nullptr, batched.data());
+        ReferenceKernels().matmul(m.w, kernel_activations(m.w, x).data(), n, nullptr, expect.data());
+        for (size_t i = 0; i < batched.size(); ++i)
+          ASSERT_NEAR(batched[i], expect[i], 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6)
+              << layout_name(m.w) << " element " << i;
+        for (int64_t t = 0; t < n; ++t) {
+          std::vector<float> alone(static_cast<size_t>(rows));
+          k.matmul(m.w, &x[t * cols], 1, nullptr, alone.data());
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(alone[r], batched[t * rows + r]) << layout_name(m.w) << " token " << t << " row " << r;
+        }
+      }
+    }
+  });
+}
+
 // One row of `blocks` k-quant super-blocks whose codes, scales (and mins) are all the same:
 // the extremes the integer kernels' bounds are written for (simd_kernels.cpp, KActBlock).
 std::vector<std::byte> uniform_kquant_row(WeightType type, int64_t blocks, uint8_t code_byte, int8_t q6_scale) {
