@@ -268,12 +268,14 @@ HWY_INLINE void TileFloat(const WeightMatrix& w, int64_t r0, const float* x, int
   }
 }
 
-// Long float rows: the block's 4 x 3 tiles go through the columns kFloatColumnChunk at a
-// time, so that a tile's weights for the chunk stay in L1 while all the block's token
-// tiles use them, and the block's activations for the chunk stay there too (TileFloat
-// reads a whole 4864-column row of each from L2). The accumulators wait in `acc` between
-// chunks and every lane takes its FMAs in TileFloat's order, so the results are its bits.
+// Long float rows: the block's tiles (4 rows x kFloatColumnTokens tokens) go through the
+// columns kFloatColumnChunk at a time, so that a tile's weights for the chunk stay in L1
+// while all the block's token tiles use them, and the block's activations for the chunk
+// stay there too (TileFloat reads a whole 4864-column row of each from L2). The
+// accumulators wait in `acc` between chunks and every lane takes its FMAs in TileFloat's
+// order, so the results are its bits.
 constexpr int64_t kFloatColumnChunk = 1024;
+constexpr int kFloatColumnTokens = HWY_TARGET <= HWY_AVX3 ? 4 : 3;  // a tile's tokens: what the registers hold
 template <class Weights, int R, int T>
 HWY_INLINE void TileFloatColumns(const WeightMatrix& w, int64_t r0, const float* x, int64_t xstride, int64_t c0,
                                  int64_t c1, VF* acc) {
@@ -298,11 +300,11 @@ HWY_INLINE void TileFloatColumns(const WeightMatrix& w, int64_t r0, const float*
     for (int t = 0; t < T; ++t) acc[r * T + t] = a[r][t];
 }
 
-// Tokens [t0, t1) (whole tiles of T) by rows [r0, r0 + 4 * groups) of a long float matrix.
+// Tokens [t0, t1) (whole tiles of kFloatColumnTokens) by rows [r0, r0 + 4 * groups) of a long float matrix.
 template <class Weights>
 HWY_INLINE void FloatPrefillColumns(const WeightMatrix& w, const float* x, int64_t xstride, int64_t t0, int64_t t1,
                                     int64_t r0, int64_t groups, const float* bias, float* y, int64_t ystride) {
-  constexpr int R = 4, T = 3;
+  constexpr int R = 4, T = kFloatColumnTokens;
   constexpr int64_t kMaxTiles = 32;
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
@@ -952,8 +954,8 @@ void PrefillRows(const WeightMatrix& w, const std::byte* prepared, size_t prow, 
   for (int64_t t0 = 0; t0 < n; t0 += block) {
     const int64_t t1 = std::min(n, t0 + block);
     int64_t r_begin = row_begin;
-    if (float_columns && t1 - t0 >= T) {  // whole tiles by whole row groups, the rest below
-      const int64_t groups = (row_end - row_begin) / 4, tiles_end = t0 + (t1 - t0) / T * T;
+    if (float_columns && t1 - t0 >= kFloatColumnTokens) {  // whole tiles by whole row groups, the rest below
+      const int64_t groups = (row_end - row_begin) / 4, tiles_end = t0 + (t1 - t0) / kFloatColumnTokens * kFloatColumnTokens;
       const auto* x = reinterpret_cast<const float*>(prepared);
       const auto xstride = static_cast<int64_t>(prow / 4);
       switch (w.type) {
