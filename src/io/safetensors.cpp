@@ -188,7 +188,10 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
     largest = std::max(largest, t.nbytes);
   }
   std::string text = header.dump();
-  while (text.size() % 8 != 0) text += ' ';  // keeps tensor data 8-byte aligned
+  // Spaces to a cache line: the data then starts on one (8 + text), and so does every tensor
+  // whose predecessors' sizes are multiples of 64, which real shapes' are; glass reads
+  // float tensors in place only from a line (model/decoder_model.cpp, data_alignment).
+  while ((8 + text.size()) % 64 != 0) text += ' ';
 
   OutputFile out(path);
   uint64_t len = text.size();

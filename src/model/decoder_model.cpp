@@ -25,9 +25,17 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// The alignment a type's data needs to be read in place: f32 values, or the 16-bit
-// values and block scales of the others.
-size_t data_alignment(WeightType t) { return t == WeightType::F32 ? 4 : 2; }
+// The alignment a type's data needs to be read in place. Float rows: a cache line, so
+// that the kernels' vector loads never split lines. A safetensors header is padded to 8
+// bytes, so most checkpoints leave their tensors off lines, and bf16 rows 32 bytes past a
+// line decoded 7% and prefilled 4.5% slower on the AVX-512 machine than the same rows on
+// one; those tensors are read into memory of their own instead. The block types: their
+// 16-bit scales (rows of 18- or 34-byte blocks never sit on lines anyway).
+constexpr size_t kCacheLine = 64;
+size_t data_alignment(WeightType t) {
+  const bool float_rows = t == WeightType::F32 || t == WeightType::F16 || t == WeightType::BF16;
+  return float_rows ? kCacheLine : 2;
+}
 
 // Tensors a checkpoint may carry that no forward pass reads: rotary tables some
 // exporters saved as buffers.
@@ -108,11 +116,13 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   // file rather than the map (Checkpoint::read): a load holds the weights it computes with
   // and a few MiB of the source, and pays no page fault per 4 KiB of a file it reads once.
   if (target == w.type) {
-    if (!aligned) {
-      auto copy = std::make_unique<std::byte[]>(w.bytes());
-      if (!checkpoint_->read(w.data, w.bytes(), copy.get())) std::memcpy(copy.get(), w.data, w.bytes());
+    if (!aligned) {  // into memory of its own, on a line (every byte of it is read into)
+      std::unique_ptr<std::byte[]> copy(new std::byte[w.bytes() + kCacheLine]);
+      auto* at = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(copy.get()) + kCacheLine - 1) / kCacheLine *
+                                              kCacheLine);
+      if (!checkpoint_->read(w.data, w.bytes(), at)) std::memcpy(at, w.data, w.bytes());
       WeightMatrix realigned = w;
-      realigned.data = copy.get();
+      realigned.data = at;
       if (cpu_layout_tiles(realigned)) realigned = cpu_layout(realigned, copy);
       owned_.push_back(std::move(copy));
       return realigned;

@@ -196,6 +196,45 @@ TEST(DecoderModel, ConvertingAtLoadReleasesTheSourcePages) {
   EXPECT_GT(resident_mapped_bytes(f32_weights), std::filesystem::file_size(f32_weights) / 2);
 }
 
+// Float tensors off a cache line (a header padded to 8 bytes only, as most writers pad it)
+// are read onto one, since the kernels' vector loads of a row would split lines otherwise;
+// on a line (glass's own writer pads the header to 64) they stay in the map. Same bits.
+TEST(DecoderModel, FloatTensorsOffACacheLineAreReadOntoOne) {
+  if (!std::ifstream("/proc/self/smaps")) GTEST_SKIP() << "no /proc/self/smaps to read resident pages from";
+  TempDir tmp;
+  ModelConfig c = test::tiny_config();
+  c.vocab_size = 8192;
+  c.hidden_size = 256;
+  c.intermediate_size = 512;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 64;
+  test::write_tiny_checkpoint(tmp.path(), c, DType::BF16);
+  const std::string weights = std::filesystem::canonical(tmp.file("model.safetensors")).string();
+  const size_t file_bytes = std::filesystem::file_size(weights);
+  std::vector<float> in_place;
+  {
+    const DecoderModel m = DecoderModel::load(tmp.path());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(m.representative_matrix().data) % 64, 0u);
+    in_place = run_prompt(m, {3, 1, 4, 1, 5}, true);
+    EXPECT_GT(resident_mapped_bytes(weights), file_bytes / 2);  // the map is the weights
+  }
+  // The same file with its header 8 bytes longer: every tensor 8 bytes past a line.
+  const std::string bytes = test::read_string(weights);
+  uint64_t length = 0;
+  for (int i = 0; i < 8; ++i) length |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  std::string shifted = bytes.substr(0, 8) + bytes.substr(8, length) + std::string(8, ' ') + bytes.substr(8 + length);
+  length += 8;
+  for (int i = 0; i < 8; ++i) shifted[i] = static_cast<char>(length >> (8 * i));
+  test::write_string(weights, shifted);
+  const DecoderModel m = DecoderModel::load(tmp.path());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m.representative_matrix().data) % 64, 0u);
+  const auto read_onto_lines = run_prompt(m, {3, 1, 4, 1, 5}, true);
+  EXPECT_LT(resident_mapped_bytes(weights), file_bytes / 20);
+  ASSERT_EQ(read_onto_lines.size(), in_place.size());
+  for (size_t i = 0; i < in_place.size(); ++i) ASSERT_EQ(read_onto_lines[i], in_place[i]) << i;
+}
+
 // Rewrites dir/model.safetensors through `edit`.
 void edit_weights(const std::string& dir, const std::function<void(std::vector<TensorToWrite>&)>& edit) {
   const std::string bytes = test::read_string(dir + "/model.safetensors");
