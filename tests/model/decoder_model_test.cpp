@@ -163,16 +163,22 @@ size_t resident_mapped_bytes(const std::string& path) {
 
 // A load that converts the weights leaves their source in the page cache, not in the
 // process: peak memory is the converted weights plus a bounded window of the source.
-TEST(DecoderModel, ConvertingAtLoadReleasesTheSourcePages) {
-  if (!std::ifstream("/proc/self/smaps")) GTEST_SKIP() << "no /proc/self/smaps to read resident pages from";
-  TempDir tmp;
+// A tiny model whose tensors span whole pages: a 4 MiB bf16 embedding dominates the file.
+ModelConfig paged_config() {
   ModelConfig c = test::tiny_config();
-  c.vocab_size = 8192;  // a 4 MiB bf16 embedding, so whole pages dominate
+  c.vocab_size = 8192;
   c.hidden_size = 256;
   c.intermediate_size = 512;
   c.num_heads = 4;
   c.num_kv_heads = 2;
   c.head_dim = 64;
+  return c;
+}
+
+TEST(DecoderModel, ConvertingAtLoadReleasesTheSourcePages) {
+  if (!std::ifstream("/proc/self/smaps")) GTEST_SKIP() << "no /proc/self/smaps to read resident pages from";
+  TempDir tmp;
+  const ModelConfig c = paged_config();
   test::write_tiny_checkpoint(tmp.path(), c, DType::BF16);
   const std::string weights = std::filesystem::canonical(tmp.file("model.safetensors")).string();
   const size_t file_bytes = std::filesystem::file_size(weights);
@@ -202,13 +208,7 @@ TEST(DecoderModel, ConvertingAtLoadReleasesTheSourcePages) {
 TEST(DecoderModel, FloatTensorsOffACacheLineAreReadOntoOne) {
   if (!std::ifstream("/proc/self/smaps")) GTEST_SKIP() << "no /proc/self/smaps to read resident pages from";
   TempDir tmp;
-  ModelConfig c = test::tiny_config();
-  c.vocab_size = 8192;
-  c.hidden_size = 256;
-  c.intermediate_size = 512;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.head_dim = 64;
+  const ModelConfig c = paged_config();
   test::write_tiny_checkpoint(tmp.path(), c, DType::BF16);
   const std::string weights = std::filesystem::canonical(tmp.file("model.safetensors")).string();
   const size_t file_bytes = std::filesystem::file_size(weights);
