@@ -13,6 +13,7 @@
 #include "base/half.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
+#include "kernels/weight_matrix.h"
 #include "model/forward_trace.h"
 
 namespace glass {
@@ -116,10 +117,9 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   // file rather than the map (Checkpoint::read): a load holds the weights it computes with
   // and a few MiB of the source, and pays no page fault per 4 KiB of a file it reads once.
   if (target == w.type) {
-    if (!aligned) {  // into memory of its own, on a line (every byte of it is read into)
-      std::unique_ptr<std::byte[]> copy(new std::byte[w.bytes() + kCacheLine]);
-      auto* at = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(copy.get()) + kCacheLine - 1) / kCacheLine *
-                                              kCacheLine);
+    if (!aligned) {  // into memory of its own, on a line
+      std::unique_ptr<std::byte[]> copy;
+      std::byte* at = aligned_bytes(copy, w.bytes());
       if (!checkpoint_->read(w.data, w.bytes(), at)) std::memcpy(at, w.data, w.bytes());
       WeightMatrix realigned = w;
       realigned.data = at;
