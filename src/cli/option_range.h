@@ -20,6 +20,7 @@ inline constexpr int64_t kMaxKvBudgetMb = int64_t{1} << 24;  // --kv-budget-mb: 
 inline constexpr int64_t kMaxPrefillChunk = 65536;      // --prefill-chunk
 inline constexpr int64_t kMaxBodyMb = 1024;             // --max-body-mb
 inline constexpr int64_t kMaxConnections = 16384;       // --max-connections: a thread each
+inline constexpr int64_t kMaxResponsesStore = 1'000'000;  // --responses-store: each a conversation in memory
 // glass run --show-top, glass trace --top-k / --first
 inline constexpr int64_t kMaxShowTop = 1000;
 inline constexpr int64_t kMaxFirstValues = 4096;

@@ -33,4 +33,6 @@ std::string CompletionIds::next(Endpoint endpoint) {
 
 std::string CompletionIds::next_tool_call() { return "call_" + random_chars(24); }
 
+std::string CompletionIds::next_named(std::string_view prefix) { return std::string(prefix) + random_chars(kRandomChars); }
+
 }  // namespace glass::server

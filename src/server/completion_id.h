@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "server/completion_request.h"
 
@@ -22,6 +23,8 @@ class CompletionIds {
   // A tool call's id: "call_" and 24 random letters and digits, as OpenAI's. Safe from
   // any thread.
   std::string next_tool_call();
+  // `prefix` and 29 random letters and digits ("resp_…", "msg_…"). Safe from any thread.
+  std::string next_named(std::string_view prefix);
 
  private:
   std::string random_chars(size_t n);

@@ -298,8 +298,10 @@ ChatInput parse_chat_input(const OJson& body) {
 }
 
 CompletionRequest parse_completion_request(const std::string& text, Endpoint endpoint) {
-  const OJson body = parse_request_object(text);
+  return parse_completion_body(parse_request_object(text), endpoint);
+}
 
+CompletionRequest parse_completion_body(const OJson& body, Endpoint endpoint) {
   CompletionRequest r;
   r.endpoint = endpoint;
   const bool chat = endpoint == Endpoint::chat_completions;

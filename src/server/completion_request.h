@@ -82,6 +82,8 @@ ChatInput parse_chat_input(const nlohmann::ordered_json& body);
 // Parses a request body. Throws ApiError 400: malformed JSON, a body that is not an
 // object, a field of the wrong type or out of range (param names it).
 CompletionRequest parse_completion_request(const std::string& body, Endpoint endpoint);
+// The same, of a body already parsed (the Responses API builds a chat body).
+CompletionRequest parse_completion_body(const nlohmann::ordered_json& body, Endpoint endpoint);
 
 // `defaults` (the checkpoint's generation_config.json with the server's flags) with the
 // request's fields applied. Throws ApiError 400 when the combination is invalid.

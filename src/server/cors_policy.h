@@ -1,7 +1,7 @@
 // glass serve --cors-origin: which web pages (origins) may read the server's responses
 // from a browser. A request whose Origin is listed (or any, with `*`) gets
 // Access-Control-Allow-Origin naming that origin, and every response Vary: Origin; an
-// OPTIONS preflight on any route is answered 204 with the methods (GET, POST, OPTIONS),
+// OPTIONS preflight on any route is answered 204 with the methods (GET, POST, DELETE, OPTIONS),
 // the headers (Authorization, Content-Type, and whatever else the preflight asks for:
 // the server ignores headers it does not know) and how long a browser may keep the
 // answer. The listed origins also pass the Host/Origin check (host_policy.h), which
@@ -32,7 +32,7 @@ class CorsPolicy {
   // header names `requested` (Access-Control-Request-Headers) lists that are not those;
   // anything in it that is not a header name is left out.
   static std::string allowed_headers(std::string_view requested);
-  static constexpr const char* kAllowedMethods = "GET, POST, OPTIONS";
+  static constexpr const char* kAllowedMethods = "GET, POST, DELETE, OPTIONS";
   static constexpr int kMaxAgeSeconds = 600;
 
  private:

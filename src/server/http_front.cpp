@@ -409,19 +409,18 @@ int HttpFront::bind_and_listen(const std::string& host, int port) {
   return bound;
 }
 
-void HttpFront::get(const std::string& pattern, Handler handler) {
-  Get(pattern, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+HttpFront::Handler HttpFront::marked_read(Handler handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
     if (Connection* c = t_connection) c->handler_started_ = true;
     handler(req, res);
-  });
+  };
 }
 
-void HttpFront::post(const std::string& pattern, Handler handler) {
-  Post(pattern, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    if (Connection* c = t_connection) c->handler_started_ = true;
-    handler(req, res);
-  });
-}
+void HttpFront::get(const std::string& pattern, Handler handler) { Get(pattern, marked_read(std::move(handler))); }
+
+void HttpFront::post(const std::string& pattern, Handler handler) { Post(pattern, marked_read(std::move(handler))); }
+
+void HttpFront::del(const std::string& pattern, Handler handler) { Delete(pattern, marked_read(std::move(handler))); }
 
 std::optional<ApiError> HttpFront::check_request(httplib::Request& req) const {
   const size_t hosts = req.get_header_value_count("Host");

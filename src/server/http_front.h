@@ -102,10 +102,13 @@ class HttpFront : public httplib::Server {
   // Routes whose handlers mark the request as read (the connection can be kept).
   void get(const std::string& pattern, Handler handler);
   void post(const std::string& pattern, Handler handler);
+  void del(const std::string& pattern, Handler handler);
 
   const HttpLimits& limits() const { return limits_; }
 
  private:
+  // The route's handler, first marking the request as read (the connection can be kept).
+  static Handler marked_read(Handler handler);
   bool process_and_close_socket(socket_t sock) override;
   std::optional<ApiError> check_request(httplib::Request& req) const;
   HandlerResponse on_error(const httplib::Request& req, httplib::Response& res);

@@ -15,6 +15,9 @@
 #include "server/grammar_cache.h"
 #include "server/http_front.h"
 #include "server/openai_response.h"
+#include "server/output_format.h"
+#include "server/response_store.h"
+#include "server/responses_request.h"
 #include "server/request_log.h"
 #include "server/serving_metrics.h"
 #include "server/tokenize_endpoints.h"
@@ -52,8 +55,6 @@ HttpAccess access_of(const ServerOptions& o) {
   return a;
 }
 
-std::string sse(const OJson& j) { return "data: " + dump_json(j) + "\n\n"; }
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -67,9 +68,10 @@ struct OpenAIServer::Impl {
   RequestLog request_log;
   ServingMetrics metrics;
   GrammarCache grammars;  // compiled constraints (response_format, grammar), by their GBNF
+  ResponseStore responses;  // for /v1/responses with store
   HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
-  CompletionIds ids;  // of completions and of tool calls
+  CompletionIds ids;  // of completions, responses, their items and tool calls
   ToolCallFormat tool_call_format;
 
   Impl(Scheduler& s, ServedModel m, ServerOptions o)
@@ -78,6 +80,7 @@ struct OpenAIServer::Impl {
         options(std::move(o)),
         request_log(options.log_format, options.log_requests),
         metrics(model.id, [this] { return scheduler.stats(); }),
+        responses(options.responses_store),
         http(limits_of(options), access_of(options), [this](const RequestLogEntry& e) { request_log.write(e); }) {
     if (model.tokenizer == nullptr) fail("the server needs a tokenizer");
     tool_call_format = model.tool_call_format ? *model.tool_call_format
@@ -145,6 +148,26 @@ struct OpenAIServer::Impl {
     http.post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
       complete(req, res, Endpoint::completions);
     });
+    http.post("/v1/responses", [this](const httplib::Request& req, httplib::Response& res) { respond(req, res); });
+    http.get(R"(/v1/responses/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      if (auto stored = stored_response(req, res)) res.set_content(dump_json(stored->response), "application/json");
+    });
+    http.get(R"(/v1/responses/([^/]+)/input_items)", [this](const httplib::Request& req, httplib::Response& res) {
+      auto stored = stored_response(req, res);
+      if (!stored) return;
+      const OJson& items = stored->input_items;
+      OJson list = {{"object", "list"}, {"data", items}, {"first_id", nullptr}, {"last_id", nullptr}, {"has_more", false}};
+      if (!items.empty()) {
+        list["first_id"] = items.front()["id"];
+        list["last_id"] = items.back()["id"];
+      }
+      res.set_content(dump_json(list), "application/json");
+    });
+    http.del(R"(/v1/responses/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string id = req.matches[1];
+      if (!responses.erase(id)) return send_error(res, unknown_response(id));
+      res.set_content(dump_json({{"id", id}, {"object", "response.deleted"}, {"deleted", true}}), "application/json");
+    });
     http.get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.render(), MetricsRegistry::kContentType);
     });
@@ -179,6 +202,18 @@ struct OpenAIServer::Impl {
     });
   }
 
+  static ApiError unknown_response(const std::string& id) {
+    return not_found(str_cat("No stored response has the id '", text_excerpt(id), "'"), "response_id");
+  }
+
+  // The stored response a route names; nullopt after answering 404.
+  std::optional<ResponseStore::Stored> stored_response(const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    auto stored = responses.get(id);
+    if (!stored) send_error(res, unknown_response(id));
+    return stored;
+  }
+
   // The prompt's ids, or ApiError 400.
   std::vector<int32_t> prompt_ids(const CompletionRequest& r) const {
     const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
@@ -211,94 +246,157 @@ struct OpenAIServer::Impl {
     return ids;
   }
 
-  void complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-    RequestClock clock{std::chrono::steady_clock::now(), std::nullopt, std::nullopt};
-    const std::string id = ids.next(endpoint);
+  // A request's prompt, handed to the scheduler.
+  struct Submitted {
     std::shared_ptr<CompletionRequest> request;
-    std::vector<std::shared_ptr<GenerationStream>> streams;  // one per choice generated
     std::vector<int32_t> prompt;
-    try {
-      request = std::make_shared<CompletionRequest>(parse_completion_request(req.body, endpoint));
-      if (request->model && *request->model != model.id)
-        throw not_found(str_cat("The model '", *request->model, "' does not exist; this server serves '", model.id, "'"),
-                        "model", "model_not_found");
-      prompt = prompt_ids(*request);
-      SchedulerRequest sr;
-      sr.generation.prompt = prompt;
-      sr.generation.params = resolve_sampling(model.defaults, *request);
-      if (request->forced_tools) {
-        try {
-          request->grammar = tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::forced,
-                                            *request->forced_tools, request->parallel_tool_calls);
-        } catch (const Error& e) {
-          const std::string message = e.what();
-          throw invalid_parameter(message.starts_with("tools[") ? message.substr(0, message.find(':')) : "tool_choice",
-                                  message);
-        }
-        request->grammar_param = "tool_choice";
-      }
-      if (!request->grammar.empty()) {
-        try {
-          sr.generation.grammar = grammars.get(request->grammar);
-        } catch (const grammar::GrammarError& e) {
-          throw invalid_parameter(request->grammar_param, e.what());
-        }
-      } else if (request->parse_tool_calls && tool_call_format != ToolCallFormat::none) {
-        // tool_choice "auto": free text, but a call, once begun, is valid (so it can
-        // stream as it is generated). With a response_format the reply is that JSON.
-        try {
-          sr.generation.grammar = grammars.get(tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::triggered));
-        } catch (const Error& e) {
-          throw invalid_parameter("tools", e.what());
-        }
-        sr.generation.grammar_trigger = tool_call_trigger(tool_call_format);
-        // A call written while thinking is not made.
-        if (const auto tags = find_think_tokens(*model.tokenizer))
-          sr.generation.grammar_quiet = GenerationRequest::QuietSpan{tags->open, tags->close, ends_in_open_think(prompt, *tags)};
-      }
-      // best_of ranks choices by their tokens' log probabilities: compute them.
-      sr.logprobs = request->logprobs || request->best_of > request->n;
-      sr.top_logprobs = request->top_logprobs;
-      sr.n = request->best_of;
-      // Every choice runs at once, each a running sequence.
-      if (const size_t slots = scheduler.stats().max_running; sr.n > slots) {
-        const char* param = request->best_of > request->n ? "best_of" : "n";
-        throw invalid_parameter(param, str_cat("'", param, "' is ", sr.n, ", more choices than this server runs at once (",
-                                               slots, ", --parallel)"));
-      }
+    std::vector<std::shared_ptr<GenerationStream>> streams;  // one per choice generated
+  };
+
+  // Checks the model, tokenizes the prompt, compiles the constraints and submits every
+  // choice. Throws ApiError.
+  Submitted submit(std::shared_ptr<CompletionRequest> request) {
+    if (request->model && *request->model != model.id)
+      throw not_found(str_cat("The model '", *request->model, "' does not exist; this server serves '", model.id, "'"),
+                      "model", "model_not_found");
+    Submitted s;
+    s.request = request;
+    s.prompt = prompt_ids(*request);
+    SchedulerRequest sr;
+    sr.generation.prompt = s.prompt;
+    sr.generation.params = resolve_sampling(model.defaults, *request);
+    if (request->forced_tools) {
       try {
-        streams = scheduler.submit_choices(std::move(sr));
-      } catch (const Unavailable& e) {
-        throw ApiError(503, e.what(), "server_error", std::nullopt, "server_busy");
+        request->grammar = tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::forced,
+                                          *request->forced_tools, request->parallel_tool_calls);
       } catch (const Error& e) {
-        throw ApiError(400, e.what(), "invalid_request_error");
+        const std::string message = e.what();
+        throw invalid_parameter(message.starts_with("tools[") ? message.substr(0, message.find(':')) : "tool_choice",
+                                message);
       }
+      request->grammar_param = "tool_choice";
+    }
+    if (!request->grammar.empty()) {
+      try {
+        sr.generation.grammar = grammars.get(request->grammar);
+      } catch (const grammar::GrammarError& e) {
+        throw invalid_parameter(request->grammar_param, e.what());
+      }
+    } else if (request->parse_tool_calls && tool_call_format != ToolCallFormat::none) {
+      // tool_choice "auto": free text, but a call, once begun, is valid (so it can
+      // stream as it is generated). With a response_format the reply is that JSON.
+      try {
+        sr.generation.grammar = grammars.get(tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::triggered));
+      } catch (const Error& e) {
+        throw invalid_parameter("tools", e.what());
+      }
+      sr.generation.grammar_trigger = tool_call_trigger(tool_call_format);
+      // A call written while thinking is not made.
+      if (const auto tags = find_think_tokens(*model.tokenizer))
+        sr.generation.grammar_quiet = GenerationRequest::QuietSpan{tags->open, tags->close, ends_in_open_think(s.prompt, *tags)};
+    }
+    // best_of ranks choices by their tokens' log probabilities: compute them.
+    sr.logprobs = request->logprobs || request->best_of > request->n;
+    sr.top_logprobs = request->top_logprobs;
+    sr.n = request->best_of;
+    // Every choice runs at once, each a running sequence.
+    if (const size_t slots = scheduler.stats().max_running; sr.n > slots) {
+      const char* param = request->best_of > request->n ? "best_of" : "n";
+      throw invalid_parameter(param, str_cat("'", param, "' is ", sr.n, ", more choices than this server runs at once (",
+                                             slots, ", --parallel)"));
+    }
+    try {
+      s.streams = scheduler.submit_choices(std::move(sr));
+    } catch (const Unavailable& e) {
+      throw ApiError(503, e.what(), "server_error", std::nullopt, "server_busy");
+    } catch (const Error& e) {
+      throw ApiError(400, e.what(), "invalid_request_error");
+    }
+    return s;
+  }
+
+  std::shared_ptr<ResponseBuilder> builder_of(const Submitted& s, const std::string& id, int64_t created, size_t choice) {
+    return std::make_shared<ResponseBuilder>(*s.request, *model.tokenizer, id, created, model.id, s.prompt,
+                                             static_cast<int>(choice), tool_call_format, &ids);
+  }
+
+  // POST /v1/chat/completions and /v1/completions.
+  void complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+    const RequestClock clock{std::chrono::steady_clock::now(), std::nullopt, std::nullopt};
+    const std::string id = ids.next(endpoint);
+    Submitted s;
+    try {
+      s = submit(std::make_shared<CompletionRequest>(parse_completion_request(req.body, endpoint)));
     } catch (const ApiError& e) {
       log_refusal(req, e, id, seconds_since(clock.arrival));
       return send_error(res, e);
     }
+    std::vector<std::shared_ptr<ResponseBuilder>> builders;
+    const int64_t created = std::time(nullptr);
+    for (size_t i = 0; i < s.streams.size(); ++i) builders.push_back(builder_of(s, id, created, i));
+    auto format = std::make_shared<ChatFormat>(s.request, std::move(builders));
+    deliver(req, res, id, clock, std::move(s), std::move(format));
+  }
 
+  // POST /v1/responses.
+  void respond(const httplib::Request& req, httplib::Response& res) {
+    const RequestClock clock{std::chrono::steady_clock::now(), std::nullopt, std::nullopt};
+    const std::string id = ids.next_named("resp_");
+    Submitted s;
+    ResponsesRequest r;
+    try {
+      ResponsesLookup lookup;
+      lookup.conversation = [this](const std::string& previous) -> std::optional<OJson> {
+        if (auto stored = responses.get(previous)) return std::move(stored->conversation);
+        return std::nullopt;
+      };
+      lookup.item = [this](const std::string& item) { return responses.item(item); };
+      r = parse_responses_request(req.body, lookup, [this](const std::string& type) { return item_id(type); });
+      s = submit(std::make_shared<CompletionRequest>(std::move(r.completion)));
+    } catch (const ApiError& chat_error) {
+      const ApiError e = in_responses_terms(chat_error);
+      log_refusal(req, e, id, seconds_since(clock.arrival));
+      return send_error(res, e);
+    }
+    const int64_t created = std::time(nullptr);
+    OJson response = {{"id", id}, {"object", "response"}, {"created_at", created}, {"status", "in_progress"},
+                      {"background", false}, {"error", nullptr}, {"incomplete_details", nullptr}};
+    for (const auto& [key, value] : r.echo.items()) response[key] = value;
+    response["model"] = model.id;
+    ResponseEvents events(std::move(response), [this](const std::string& type) { return item_id(type); });
+    auto format = std::make_shared<ResponsesFormat>(builder_of(s, id, created, 0), std::move(events),
+                                                    r.store ? &responses : nullptr, std::move(r.items));
+    deliver(req, res, id, clock, std::move(s), std::move(format));
+  }
+
+  // An item's id as OpenAI makes them: "msg_…", "fc_…", "rs_…", "fco_…".
+  std::string item_id(const std::string& type) {
+    const char* prefix = type == "message" ? "msg_" : type == "function_call" ? "fc_" : type == "reasoning" ? "rs_" : "fco_";
+    return ids.next_named(prefix);
+  }
+
+  // Writes what the choices generate, whole or streamed, in `format`, and the request's
+  // log line at the end.
+  void deliver(const httplib::Request& req, httplib::Response& res, const std::string& id, const RequestClock& clock,
+               Submitted s, std::shared_ptr<OutputFormat> format) {
+    const auto& streams = s.streams;
     // The log line of this request, completed at its end.
     RequestLogEntry entry;
     entry.method = req.method;
     entry.path = req.path;
     entry.request_id = id;
-    entry.stream = request->stream;
-    entry.prompt_tokens = prompt.size();
-    const int64_t created = std::time(nullptr);
-    std::vector<std::shared_ptr<ResponseBuilder>> builders;
-    for (size_t i = 0; i < streams.size(); ++i)
-      builders.push_back(std::make_shared<ResponseBuilder>(*request, *model.tokenizer, id, created, model.id, prompt,
-                                                           static_cast<int>(i), tool_call_format, &ids));
+    entry.stream = s.request->stream;
+    entry.prompt_tokens = s.prompt.size();
     // Each choice its own clock (inter-token gaps are within a choice); the prompt is
     // counted once.
     std::vector<RequestClock> clocks(streams.size(), clock);
-    const auto prompt_count = [&](size_t choice) { return choice == 0 ? prompt.size() : size_t{0}; };
+    const size_t prompt_size = s.prompt.size();
+    const auto prompt_count = [prompt_size](size_t choice) { return choice == 0 ? prompt_size : size_t{0}; };
     const auto cancel_all = [this](const std::vector<std::shared_ptr<GenerationStream>>& all) {
       for (const auto& stream : all) scheduler.cancel(*stream);
     };
 
-    if (!request->stream) {
+    if (!s.request->stream) {
       // Nothing is written before the end, so no write fails when the client goes:
       // look at its connection after every token (and every kClientCheck), and cancel.
       Connection* connection = current_connection();
@@ -325,14 +423,11 @@ struct OpenAIServer::Impl {
         }
         metrics.finished(clocks[i], all[i].finished->finish);
       }
-      std::vector<OJson> responses;
-      for (size_t i = 0; i < streams.size(); ++i) responses.push_back(builders[i]->response(all[i].tokens, *all[i].finished));
-      const std::vector<size_t> keep = best_choices(all, request->n);
-      const OJson body = streams.size() == 1 ? std::move(responses.front()) : combined_response(std::move(responses), keep);
-      res.set_content(dump_json(body), "application/json");
+      size_t logged = 0;
+      res.set_content(dump_json(format->whole(all, logged)), "application/json");
       int64_t completion_tokens = 0;
       for (const auto& u : all) completion_tokens += u.finished->completion_tokens;
-      end_entry(entry, clocks[0], 200, static_cast<size_t>(completion_tokens), std::string(all[keep.front()].finished->finish.name()), "");
+      end_entry(entry, clocks[0], 200, static_cast<size_t>(completion_tokens), std::string(all[logged].finished->finish.name()), "");
       return;
     }
 
@@ -340,23 +435,22 @@ struct OpenAIServer::Impl {
       bool started = false;
       bool ended = false;
       size_t tokens = 0;
+      int64_t completion_tokens = 0;  // of the choices that finished
       std::vector<RequestClock> clocks;
       std::vector<bool> choice_ended;
-      std::vector<OJson> usages;
       std::string finish_reason;  // glass's name, once finished (the first choice's)
       std::string error = std::string(kClientDisconnected);
     };
     auto state = std::make_shared<StreamState>();
     state->clocks = clocks;
     state->choice_ended.assign(streams.size(), false);
-    state->usages.resize(streams.size());
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, state, streams, request, builders, n = prompt.size()](size_t, httplib::DataSink& sink) {
+        [this, state, streams, format, n = prompt_size](size_t, httplib::DataSink& sink) {
           std::string out;
           if (!state->started) {
-            for (const auto& builder : builders) out += sse(builder->first_chunk());
+            out += format->stream_start();
             state->started = true;
           }
           // The choices advance in the same forward passes: wait on the first still
@@ -372,15 +466,14 @@ struct OpenAIServer::Impl {
             got_any = streams[i]->next(u, timeout) || got_any;
             metrics.tokens_arrived(state->clocks[i], u.tokens, i == 0 ? n : 0);
             state->tokens += u.tokens.size();
-            for (const StreamedToken& t : u.tokens)
-              for (const OJson& c : builders[i]->token_chunks(t)) out += sse(c);
+            out += format->stream_tokens(i, u.tokens);
             if (u.error) {
-              out += sse(ApiError(500, *u.error, "server_error").body());
+              out += format->stream_failed(*u.error);
               state->error = *u.error;
               failed = true;
             } else if (u.finished) {
-              for (const OJson& c : builders[i]->finish_chunks(*u.finished)) out += sse(c);
-              state->usages[i] = builders[i]->usage_of(*u.finished);
+              out += format->stream_finished(i, *u.finished);
+              state->completion_tokens += u.finished->completion_tokens;
               state->choice_ended[i] = true;
               if (state->finish_reason.empty()) state->finish_reason = std::string(u.finished->finish.name());
               metrics.finished(state->clocks[i], u.finished->finish);
@@ -389,12 +482,10 @@ struct OpenAIServer::Impl {
           const bool all_ended = std::all_of(state->choice_ended.begin(), state->choice_ended.end(), [](bool e) { return e; });
           if (failed || all_ended) {
             if (!failed) {
-              const OJson usage = combined_usage(state->usages);
-              if (request->include_usage) out += sse(builders.front()->usage_chunk_of(usage));
-              state->tokens = static_cast<size_t>(usage["completion_tokens"].get<int64_t>());
+              out += format->stream_end();
+              state->tokens = static_cast<size_t>(state->completion_tokens);
               state->error.clear();
             }
-            out += "data: [DONE]\n\n";
             state->ended = true;
           }
           if (out.empty()) {
@@ -418,23 +509,6 @@ struct OpenAIServer::Impl {
           if (!state->ended) state->finish_reason.clear();
           end_entry(entry, state->clocks[0], 200, state->tokens, state->finish_reason, state->error);
         });
-  }
-
-  // The `n` choices with the highest mean log probability per token, best first; all of
-  // them in order when every choice is returned.
-  static std::vector<size_t> best_choices(const std::vector<GenerationStream::Update>& all, size_t n) {
-    std::vector<size_t> order(all.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (n >= all.size()) return order;
-    std::vector<double> mean(all.size(), 0.0);
-    for (size_t i = 0; i < all.size(); ++i) {
-      double sum = 0;
-      for (const StreamedToken& t : all[i].tokens) sum += t.logprob;
-      mean[i] = all[i].tokens.empty() ? 0.0 : sum / static_cast<double>(all[i].tokens.size());
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean[a] > mean[b]; });
-    order.resize(n);
-    return order;
   }
 
   void end_entry(RequestLogEntry& entry, const RequestClock& clock, int status, size_t completion_tokens,

@@ -1,6 +1,8 @@
 // The OpenAI-compatible HTTP API over a Scheduler:
 //   POST /v1/chat/completions, POST /v1/completions (JSON, or server-sent events with
-//   "stream": true, ending in `data: [DONE]`), GET /v1/models, GET /v1/models/{id},
+//   "stream": true, ending in `data: [DONE]`), POST /v1/responses (OpenAI's Responses
+//   API: responses_request.h, response_events.h; stored responses: GET and DELETE
+//   /v1/responses/{id}, GET /v1/responses/{id}/input_items), GET /v1/models, GET /v1/models/{id},
 //   GET /health, GET /metrics (Prometheus, see serving_metrics.h), POST /tokenize and
 //   POST /detokenize (llama.cpp's and vLLM's shapes, see tokenize_endpoints.h).
 // Errors are OpenAI-style JSON objects: 400 invalid parameters or a prompt that does
@@ -72,6 +74,9 @@ struct ServerOptions {
   // Origins ("http://localhost:3000", or "*") whose web pages may read the responses
   // (CORS, see cors_policy.h). Empty: no CORS headers.
   std::vector<std::string> cors_origins;
+  // Responses the Responses API keeps (store: true) for previous_response_id and GET
+  // /v1/responses/{id}; past it the least recently used is dropped. 0: none kept.
+  size_t responses_store = 1000;
   bool log_requests = true;  // one line per request on stderr
   LogFormat log_format = LogFormat::text;
 };

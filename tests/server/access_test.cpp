@@ -209,7 +209,7 @@ TEST(ServerCors, PreflightsAre204OnAnyRouteWithoutTheKey) {
     EXPECT_EQ(r.status, 204) << r.body;
     EXPECT_EQ(r.body, "");
     EXPECT_EQ(r.header("Access-Control-Allow-Origin"), "https://chat.example");
-    EXPECT_EQ(r.header("Access-Control-Allow-Methods"), "GET, POST, OPTIONS");
+    EXPECT_EQ(r.header("Access-Control-Allow-Methods"), "GET, POST, DELETE, OPTIONS");
     EXPECT_EQ(r.header("Access-Control-Allow-Headers"), "Authorization, Content-Type, x-stainless-os");
     EXPECT_EQ(r.header("Access-Control-Max-Age"), "600");
     EXPECT_EQ(r.header("Content-Length"), "") << "a 204 has no body length";

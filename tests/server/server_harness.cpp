@@ -47,6 +47,7 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   http.api_key = options.api_key;
   http.cors_origins = options.cors_origins;
   http.log_format = options.log_format;
+  http.responses_store = options.responses_store;
   server_ = std::make_unique<server::OpenAIServer>(*scheduler_, served, http);
   port_ = server_->bind();
   thread_ = std::thread([this] { server_->listen(); });
@@ -82,6 +83,7 @@ HttpReply send(const TestServer& server, const std::string& method, const std::s
   httplib::Result r = method == "POST"      ? c.Post(path.c_str(), headers, body, "application/json")
                       : method == "OPTIONS" ? c.Options(path.c_str(), headers)
                       : method == "GET"     ? c.Get(path.c_str(), headers)
+                      : method == "DELETE"  ? c.Delete(path.c_str(), headers)
                                             : throw std::invalid_argument("send: no method " + method);
   if (!r) return {0, "no response: " + httplib::to_string(r.error()), {}};
   return {r->status, r->body, r->headers};

@@ -48,6 +48,7 @@ struct TestServerOptions {
   std::vector<std::string> cors_origins = {};
   server::LogFormat log_format = server::LogFormat::text;
   std::optional<ToolCallFormat> tool_call_format = std::nullopt;  // nullopt: the chat template's
+  size_t responses_store = 1000;  // responses kept for /v1/responses
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json
@@ -90,7 +91,7 @@ struct HttpReply {
 };
 HttpReply post_json(const TestServer& server, const std::string& path, const std::string& body);
 HttpReply get(const TestServer& server, const std::string& path);
-// GET, POST (a JSON body) or OPTIONS with extra request headers.
+// GET, POST (a JSON body), DELETE or OPTIONS with extra request headers.
 HttpReply send(const TestServer& server, const std::string& method, const std::string& path, const httplib::Headers& headers,
                const std::string& body = "");
 

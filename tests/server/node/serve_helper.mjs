@@ -76,3 +76,30 @@ export const runTool = {
   get_weather: ({ city, unit = 'celsius' }) => ({ city, unit, temperature: unit === 'celsius' ? 21 : 70 }),
   get_time: () => ({ time: '12:00' }),
 };
+
+// Reads a whole text/event-stream body: its events as { event, data } (`event` null when
+// the block had no event: line; `data` the joined data: lines, not parsed) and `raw`, the
+// body, for what a parser would hide (a [DONE] line).
+export async function readSSE(response) {
+  const raw = await response.text();
+  const events = [];
+  for (const block of raw.split(/\r?\n\r?\n/)) {
+    let event = null;
+    const data = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line === '' || line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+    }
+    if (event !== null || data.length > 0) events.push({ event, data: data.join('\n') });
+  }
+  return { raw, events };
+}
+
+// POSTs a JSON body; resolves to the fetch Response.
+export function postJSON(url, body) {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
