@@ -53,6 +53,7 @@ Command add_serve_command(CLI::App& app) {
     std::string tool_call_parser;  // empty: the chat template's
     double header_timeout = 10, request_timeout = 60, keep_alive_timeout = 5;
     size_t max_connections = 512;
+    size_t responses_store = 1000;
     bool quiet = false;
     bool no_prefix_cache = false;
     ChatTemplateOptions template_options;
@@ -93,6 +94,10 @@ Command add_serve_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--max-connections", o->max_connections, "Most open connections (a thread each); the next gets 503")
       ->capture_default_str();
+  sub->add_option("--responses-store", o->responses_store,
+                  "Responses kept for /v1/responses' previous_response_id and GET /v1/responses/{id} (in memory; past "
+                  "it the least recently used is dropped; 0: none)")
+      ->capture_default_str();
   sub->add_option("--tool-call-parser", o->tool_call_parser,
                   "How tool calls are read out of replies to requests with tools: hermes (<tool_call> blocks, Qwen2.5 "
                   "and Qwen3) or none (the raw text). Default: hermes when the chat template prompts for <tool_call>");
@@ -120,6 +125,7 @@ Command add_serve_command(CLI::App& app) {
                                                 {"--keep-alive-timeout", o->keep_alive_timeout}})
               if (!(seconds > 0) || seconds > 86400) fail(name, ": must be between 0 and 86400 seconds, got ", seconds);
             check_range("--max-connections", o->max_connections, 1, kMaxConnections);
+            check_range("--responses-store", o->responses_store, 0, kMaxResponsesStore);
             // Checked before the model loads.
             const server::HostPolicy host_policy = server::HostPolicy::make(o->host, o->allowed_hosts);
             const server::CorsPolicy cors_policy = server::CorsPolicy::make(o->cors_origins);
@@ -202,6 +208,7 @@ Command add_serve_command(CLI::App& app) {
             http.request_timeout = ms(o->request_timeout);
             http.keep_alive_timeout = ms(o->keep_alive_timeout);
             http.max_connections = o->max_connections;
+            http.responses_store = o->responses_store;
 
             server::OpenAIServer server(scheduler, served, http);
             const int port = server.bind();

@@ -57,6 +57,9 @@ TEST(ServeCli, RefusesEmptyKeysAndBadAccessOptionsBeforeLoading) {
   r = run_glass("serve --log-format xml");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--log-format: 'xml' is not one of text, json"), std::string::npos) << r.err;
+  r = run_glass("serve --responses-store 2000000");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--responses-store: must be between 0 and 1000000, got 2000000"), std::string::npos) << r.err;
 }
 
 TEST(ServeCli, HelpNamesTheOptions) {
@@ -64,7 +67,7 @@ TEST(ServeCli, HelpNamesTheOptions) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option : {"--host", "--port", "--parallel", "--queue", "--ctx-size", "--kv-budget-mb", "--model-name",
                              "--allowed-hosts", "--header-timeout", "--request-timeout", "--max-connections", "--api-key",
-                             "--cors-origin", "--log-format", "GLASS_API_KEY"})
+                             "--cors-origin", "--log-format", "--responses-store", "GLASS_API_KEY"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 
