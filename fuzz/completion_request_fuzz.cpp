@@ -1,11 +1,13 @@
 // The OpenAI request body, as the server handles it before anything runs: parsed and
-// validated for each endpoint (parse_completion_request), the sampling parameters
-// resolved over the checkpoint's defaults, and the prompt made: the messages rendered by
-// the Qwen2.5 chat template with the request's chat_template_kwargs and tokenized, or the
-// prompt text tokenized.
+// validated for each endpoint (parse_completion_request, and parse_responses_request for
+// /v1/responses, with one stored response "resp_1" to continue and refer to), the
+// sampling parameters resolved over the checkpoint's defaults, and the prompt made: the
+// messages rendered by the Qwen2.5 chat template with the request's chat_template_kwargs
+// and tokenized, or the prompt text tokenized.
 #include "fuzz_support.h"
 #include "runtime/chat_prompt.h"
 #include "server/completion_request.h"
+#include "server/responses_request.h"
 
 // The fixed inputs load before fuzzing starts, outside the per-input timeout.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -42,5 +44,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     });
   }
+  static const nlohmann::ordered_json stored = nlohmann::ordered_json::parse(R"([
+      {"type": "message", "id": "msg_0", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+      {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"},
+      {"type": "function_call_output", "id": "fco_1", "call_id": "call_1", "output": "4 C"},
+      {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "Cold."}]}])");
+  fuzz::run_one([&] {
+    ResponsesLookup lookup;
+    lookup.conversation = [](const std::string& id) -> std::optional<nlohmann::ordered_json> {
+      if (id == "resp_1") return stored;
+      return std::nullopt;
+    };
+    lookup.item = [](const std::string& id) -> std::optional<nlohmann::ordered_json> {
+      for (const auto& item : stored)
+        if (item["id"] == id) return item;
+      return std::nullopt;
+    };
+    size_t made = 0;
+    const ResponsesRequest r = parse_responses_request(body, lookup, [&](const std::string& type) {
+      return type + "_" + std::to_string(made++);
+    });
+    GLASS_FUZZ_CHECK(r.completion.endpoint == Endpoint::chat_completions, "a Responses request runs as chat");
+    for (const auto& item : r.items) GLASS_FUZZ_CHECK(item.contains("id") && item.contains("type"), item.dump());
+    (void)resolve_sampling(defaults, r.completion);
+    const jinja::OrderedJson vars = merge_template_vars(jinja::OrderedJson::object(), r.completion.chat_template_kwargs);
+    (void)encode_chat(chat_template, tokenizer, r.completion.messages, r.completion.tools, true, vars);
+  });
   return 0;
 }

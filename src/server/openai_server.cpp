@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -155,13 +156,11 @@ struct OpenAIServer::Impl {
     http.get(R"(/v1/responses/([^/]+)/input_items)", [this](const httplib::Request& req, httplib::Response& res) {
       auto stored = stored_response(req, res);
       if (!stored) return;
-      const OJson& items = stored->input_items;
-      OJson list = {{"object", "list"}, {"data", items}, {"first_id", nullptr}, {"last_id", nullptr}, {"has_more", false}};
-      if (!items.empty()) {
-        list["first_id"] = items.front()["id"];
-        list["last_id"] = items.back()["id"];
+      try {
+        res.set_content(dump_json(input_items_page(stored->input_items, req)), "application/json");
+      } catch (const ApiError& e) {
+        send_error(res, e);
       }
-      res.set_content(dump_json(list), "application/json");
     });
     http.del(R"(/v1/responses/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string id = req.matches[1];
@@ -212,6 +211,41 @@ struct OpenAIServer::Impl {
     auto stored = responses.get(id);
     if (!stored) send_error(res, unknown_response(id));
     return stored;
+  }
+
+  // GET /v1/responses/{id}/input_items as OpenAI pages it: `order` desc (the default, newest
+  // first) or asc, `limit` 1..100 (default 20), `after` an item id to continue from.
+  static OJson input_items_page(const OJson& items, const httplib::Request& req) {
+    const std::string order = req.has_param("order") ? req.get_param_value("order") : "desc";
+    if (order != "asc" && order != "desc") throw invalid_parameter("order", "'order' must be 'asc' or 'desc'");
+    int64_t limit = 20;
+    if (req.has_param("limit")) {
+      const std::string text = req.get_param_value("limit");
+      if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          std::stoi(text) < 1 || std::stoi(text) > 100)
+        throw invalid_parameter("limit", str_cat("'limit' must be an integer from 1 to 100, got '", text_excerpt(text), "'"));
+      limit = std::stoi(text);
+    }
+    std::vector<const OJson*> ordered;
+    for (const OJson& item : items) ordered.push_back(&item);
+    if (order == "desc") std::reverse(ordered.begin(), ordered.end());
+    size_t from = 0;
+    if (req.has_param("after")) {
+      const std::string after = req.get_param_value("after");
+      while (from < ordered.size() && (*ordered[from])["id"] != after) ++from;
+      if (from == ordered.size())
+        throw invalid_parameter("after", str_cat("'after' is '", text_excerpt(after), "', which is not an item of this response"));
+      ++from;
+    }
+    OJson data = OJson::array();
+    for (size_t i = from; i < ordered.size() && static_cast<int64_t>(data.size()) < limit; ++i) data.push_back(*ordered[i]);
+    const bool more = from + data.size() < ordered.size();
+    OJson page = {{"object", "list"}, {"data", data}, {"first_id", nullptr}, {"last_id", nullptr}, {"has_more", more}};
+    if (!data.empty()) {
+      page["first_id"] = data.front()["id"];
+      page["last_id"] = data.back()["id"];
+    }
+    return page;
   }
 
   // The prompt's ids, or ApiError 400.

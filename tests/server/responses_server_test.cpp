@@ -191,12 +191,30 @@ TEST(ResponsesApi, PreviousResponseIdContinuesTheConversation) {
   // Its KV blocks from the first turn are reused (the prefix cache).
   EXPECT_GT(second["usage"]["input_tokens_details"]["cached_tokens"].get<int64_t>(), 0);
 
-  const OJson items = glass::test::get(s, "/v1/responses/" + second["id"].get<std::string>() + "/input_items").json();
+  const std::string items_path = "/v1/responses/" + second["id"].get<std::string>() + "/input_items";
+  const OJson items = glass::test::get(s, items_path + "?order=asc").json();
   EXPECT_EQ(items["object"], "list");
   ASSERT_EQ(items["data"].size(), 3u) << items.dump();
   EXPECT_EQ(items["data"][0]["content"][0]["text"], "Hello there");
   EXPECT_EQ(items["data"][1]["id"], first["output"][0]["id"]);
   EXPECT_EQ(items["data"][2]["content"][0], (OJson{{"type", "input_text"}, {"text", "And then?"}}));
+  EXPECT_EQ(items["first_id"], items["data"][0]["id"]);
+  EXPECT_EQ(items["last_id"], items["data"][2]["id"]);
+  EXPECT_EQ(items["has_more"], false);
+  // Newest first by default, as OpenAI lists them; pages with limit and after.
+  const OJson newest = glass::test::get(s, items_path + "?limit=2").json();
+  ASSERT_EQ(newest["data"].size(), 2u) << newest.dump();
+  EXPECT_EQ(newest["data"][0], items["data"][2]);
+  EXPECT_EQ(newest["data"][1], items["data"][1]);
+  EXPECT_EQ(newest["has_more"], true);
+  const OJson rest = glass::test::get(s, items_path + "?limit=2&after=" + newest["last_id"].get<std::string>()).json();
+  ASSERT_EQ(rest["data"].size(), 1u) << rest.dump();
+  EXPECT_EQ(rest["data"][0], items["data"][0]);
+  EXPECT_EQ(rest["has_more"], false);
+  for (const char* bad : {"?limit=0", "?limit=101", "?limit=x", "?order=up", "?after=msg_nope"}) {
+    const HttpReply r = glass::test::get(s, items_path + bad);
+    EXPECT_EQ(r.status, 400) << bad << " -> " << r.body;
+  }
 }
 
 TEST(ResponsesApi, StoredResponsesCanBeReadAndDeleted) {
@@ -363,6 +381,29 @@ TEST(ResponsesApi, BadInputIsRefusedNamingTheParameter) {
   EXPECT_EQ(glass::test::get(s, "/v1/responses/resp_nope").status, 404);
   EXPECT_EQ(glass::test::send(s, "DELETE", "/v1/responses/resp_nope", {}).status, 404);
   EXPECT_EQ(glass::test::get(s, "/v1/responses/resp_nope/input_items").status, 404);
+}
+
+TEST(ResponsesApi, TruncatedDeepAndOversizedBodiesAreRefused) {
+  TestServer s(demo_model_dir());
+  HttpReply r = post_json(s, "/v1/responses", R"({"input": [{"role": "user", "content": "Hi")");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["code"], "invalid_json");
+  // Nesting past the bound, inside an input item where the parser looks.
+  const std::string deep = R"({"input": [{"role": "user", "content": )" + std::string(200, '[') + std::string(200, ']') + "}]}";
+  r = post_json(s, "/v1/responses", deep);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["code"], "nested_too_deeply");
+  // Deep but within the bound, in a function call's arguments (a JSON text in a string).
+  const std::string args = std::string(100, '[') + std::string(100, ']');
+  r = respond(s, {{"input", {{{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}, {"arguments", args}}}}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["param"], "input[0].arguments");
+  r = post_json(s, "/v1/responses", R"({"input": ")" + std::string(size_t{2} << 20, 'a') + R"("})");
+  EXPECT_EQ(r.status, 413) << r.body.substr(0, 200);
+  // A lying item: an id that claims to be a stored message.
+  r = respond(s, {{"input", {{{"type", "item_reference"}, {"id", "msg_" + std::string(29, 'A')}}}}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json()["error"]["param"], "input[0].id");
 }
 
 // A Qwen3-shaped model that thinks: "<think>Hmm maybe</think>\n\nHi<|im_end|>" after the

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { MODEL, assertValid, runTool, startGlass, timeParameters, weatherParameters } from './serve_helper.mjs';
+import { MODEL, assertValid, makeTools, runTool, seeds, startGlass } from './serve_helper.mjs';
 
 let glass;
 let settings;  // the model and the call settings every test shares
@@ -22,35 +22,7 @@ before(async () => {
 });
 after(async () => glass?.stop());
 
-const seeds = (n, from = 1) => Array.from({ length: n }, (_, i) => from + i);
 const prompt = 'What is the weather in Paris, and what time is it?';
-
-// The tools, with the inputs their execute saw (checked against the schemas with ajv).
-function makeTools() {
-  const seen = [];
-  const tools = {
-    get_weather: tool({
-      description: 'The weather in a city',
-      inputSchema: jsonSchema(weatherParameters),
-      execute: async (input) => {
-        assertValid(weatherParameters, input, 'get_weather input');
-        seen.push({ name: 'get_weather', input });
-        return runTool.get_weather(input);
-      },
-    }),
-    // A zod schema: the SDK sends its JSON Schema.
-    get_time: tool({
-      description: 'The time now',
-      inputSchema: z.object({}).strict(),
-      execute: async (input) => {
-        assertValid(timeParameters, input, 'get_time input');
-        seen.push({ name: 'get_time', input });
-        return runTool.get_time(input);
-      },
-    }),
-  };
-  return { tools, seen };
-}
 
 // No step of the run had a tool error or an invalid call.
 function assertNoToolErrors(steps) {

@@ -8,8 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOpenAI } from '@ai-sdk/openai';
 import { APICallError, generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { z } from 'zod';
-import { MODEL, assertValid, postJSON, runTool, startGlass, timeParameters, weatherParameters } from './serve_helper.mjs';
+import { MODEL, assertValid, makeTools, postJSON, runTool, seeds, startGlass, weatherParameters } from './serve_helper.mjs';
 
 let glass;
 
@@ -17,8 +16,6 @@ before(async () => {
   glass = await startGlass();
 });
 after(async () => glass?.stop());
-
-const seeds = (n, from = 1) => Array.from({ length: n }, (_, i) => from + i);
 
 // A Responses model of the provider, and the requests it sent ({ url, body }). The
 // provider's Responses model does not send the `seed` setting (it warns,
@@ -121,33 +118,6 @@ test('maxOutputTokens cuts the text: finishReason length, whole and streamed', a
 });
 
 const prompt = 'What is the weather in Paris, and what time is it?';
-
-// The tools, with the inputs their execute saw (checked against the schemas with ajv).
-function makeTools() {
-  const seen = [];
-  const tools = {
-    get_weather: tool({
-      description: 'The weather in a city',
-      inputSchema: jsonSchema(weatherParameters),
-      execute: async (input) => {
-        assertValid(weatherParameters, input, 'get_weather input');
-        seen.push({ name: 'get_weather', input });
-        return runTool.get_weather(input);
-      },
-    }),
-    // A zod schema: the SDK sends its JSON Schema.
-    get_time: tool({
-      description: 'The time now',
-      inputSchema: z.object({}).strict(),
-      execute: async (input) => {
-        assertValid(timeParameters, input, 'get_time input');
-        seen.push({ name: 'get_time', input });
-        return runTool.get_time(input);
-      },
-    }),
-  };
-  return { tools, seen };
-}
 
 // The first step calls (forced), the second answers in text.
 const twoSteps = {

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { LengthFinishReasonError } from 'openai/error';
 import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { MODEL, assertValid, openaiTools, parametersOf, runTool, startGlass } from './serve_helper.mjs';
+import { MODEL, assertValid, openaiTools, parametersOf, runTool, seeds, startGlass } from './serve_helper.mjs';
 
 let glass;
 let client;
@@ -20,7 +20,6 @@ before(async () => {
 });
 after(async () => glass?.stop());
 
-const seeds = (n, from = 1) => Array.from({ length: n }, (_, i) => from + i);
 const ask = [{ role: 'system', content: 'You are a helpful assistant.' },
              { role: 'user', content: 'What is the weather in Paris, and what time is it?' }];
 const forced = { model: MODEL, messages: ask, tools: openaiTools, max_tokens: 300, temperature: 1 };

@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { MODEL, assertValid, parametersOf, postJSON, readSSE, runTool, startGlass, timeParameters,
-         weatherParameters } from './serve_helper.mjs';
+import { MODEL, assertValid, parametersOf, postJSON, readSSE, seeds, startGlass, timeParameters, weatherParameters } from './serve_helper.mjs';
 
 let glass;
 let client;
@@ -22,7 +21,6 @@ before(async () => {
 });
 after(async () => glass?.stop());
 
-const seeds = (n, from = 1) => Array.from({ length: n }, (_, i) => from + i);
 
 // Function tools as the Responses API spells them (flat, not under `function`).
 const tools = [

@@ -5,6 +5,8 @@
 import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import Ajv from 'ajv';
+import { jsonSchema, tool } from 'ai';
+import { z } from 'zod';
 
 export const MODEL = 'demo';
 
@@ -102,4 +104,34 @@ export async function readSSE(response) {
 // POSTs a JSON body; resolves to the fetch Response.
 export function postJSON(url, body) {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+// 1, 2, ... n (from `from`): the seeds a test runs over.
+export const seeds = (n, from = 1) => Array.from({ length: n }, (_, i) => from + i);
+
+// The tools for the AI SDK, with the inputs their execute saw (checked against the schemas with ajv).
+export function makeTools() {
+  const seen = [];
+  const tools = {
+    get_weather: tool({
+      description: 'The weather in a city',
+      inputSchema: jsonSchema(weatherParameters),
+      execute: async (input) => {
+        assertValid(weatherParameters, input, 'get_weather input');
+        seen.push({ name: 'get_weather', input });
+        return runTool.get_weather(input);
+      },
+    }),
+    // A zod schema: the SDK sends its JSON Schema.
+    get_time: tool({
+      description: 'The time now',
+      inputSchema: z.object({}).strict(),
+      execute: async (input) => {
+        assertValid(timeParameters, input, 'get_time input');
+        seen.push({ name: 'get_time', input });
+        return runTool.get_time(input);
+      },
+    }),
+  };
+  return { tools, seen };
 }
