@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { MODEL, assertValid, parametersOf, postJSON, readSSE, seeds, startGlass, timeParameters, weatherParameters } from './serve_helper.mjs';
+import { MODEL, assertValid, parametersOf, postJSON, readSSE, runTool, seeds, startGlass, timeParameters, weatherParameters } from './serve_helper.mjs';
 
 let glass;
 let client;
