@@ -398,7 +398,7 @@ struct OpenAIServer::Impl {
     for (const auto& [key, value] : r.echo.items()) response[key] = value;
     response["model"] = model.id;
     ResponseEvents events(std::move(response), [this](const std::string& type) { return item_id(type); });
-    auto format = std::make_shared<ResponsesFormat>(builder_of(s, id, created, 0), std::move(events),
+    auto format = std::make_shared<ResponsesFormat>(s.request, builder_of(s, id, created, 0), std::move(events),
                                                     r.store ? &responses : nullptr, std::move(r.items));
     deliver(req, res, id, clock, std::move(s), std::move(format));
   }

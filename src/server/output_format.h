@@ -33,7 +33,8 @@ class OutputFormat {
   virtual OJson whole(const std::vector<GenerationStream::Update>& all, size_t& logged) = 0;
 };
 
-// Chat and text completions: one ResponseBuilder per choice.
+// Chat and text completions: one ResponseBuilder per choice (each reads `request`, which
+// the format keeps alive for them: a stream outlives the handler that started it).
 class ChatFormat : public OutputFormat {
  public:
   ChatFormat(std::shared_ptr<const CompletionRequest> request, std::vector<std::shared_ptr<ResponseBuilder>> builders)
@@ -60,9 +61,14 @@ class ChatFormat : public OutputFormat {
 // request asked (store: true), with its conversation.
 class ResponsesFormat : public OutputFormat {
  public:
-  ResponsesFormat(std::shared_ptr<ResponseBuilder> builder, ResponseEvents events, ResponseStore* store,
-                  OJson input_items)
-      : builder_(std::move(builder)), events_(std::move(events)), store_(store), input_items_(std::move(input_items)) {}
+  // `builder` reads `request`, which the format keeps alive for it.
+  ResponsesFormat(std::shared_ptr<const CompletionRequest> request, std::shared_ptr<ResponseBuilder> builder,
+                  ResponseEvents events, ResponseStore* store, OJson input_items)
+      : request_(std::move(request)),
+        builder_(std::move(builder)),
+        events_(std::move(events)),
+        store_(store),
+        input_items_(std::move(input_items)) {}
 
   std::string stream_start() override;
   std::string stream_tokens(size_t choice, const std::vector<StreamedToken>& tokens) override;
@@ -75,6 +81,7 @@ class ResponsesFormat : public OutputFormat {
   std::vector<OJson> finish(const FinishedGeneration& finished);
   static std::string sse(const std::vector<OJson>& events);
 
+  std::shared_ptr<const CompletionRequest> request_;
   std::shared_ptr<ResponseBuilder> builder_;
   ResponseEvents events_;
   ResponseStore* store_;  // null: not stored
