@@ -24,11 +24,13 @@ packages=(
   libcpp-httplib-dev   # HTTP server
   libhwy-dev           # Highway SIMD with runtime dispatch
   libbenchmark-dev     # kernel micro-benchmarks (built with everything else)
+  python3-dev pybind11-dev python3-numpy  # the Python module (`import glass`, src/python)
 )
 if [ "$tests" -eq 1 ]; then
   packages+=(
     libgtest-dev libgmock-dev  # tests
     python3 python3-numpy      # test: .npy dumps load in numpy
+    python3-pytest             # test: the Python module's tests
     chromium                   # test: the trace HTML page renders headless without console errors
     fonts-wqy-microhei         # test: Chinese, Japanese, Korean tokens on that page have glyphs, not boxes (5 MB)
     clang libfuzzer-14-dev     # fuzzing (scripts/fuzz.sh): clang++-14 with libFuzzer, ASan and UBSan

@@ -1,0 +1,525 @@
+// `import glass`: the engine from Python, in transformers' vocabulary where it has a word.
+//   model = glass.load(path)                 a folder, a GGUF file, ORG/NAME in the HF
+//                                            cache, or None for the built-in demo model
+//   model.config                             the model description (a dict)
+//   model.tokenizer.encode / decode / apply_chat_template
+//   model.logits(ids)                        numpy float32 [n, vocab]; a list of lists is
+//                                            a padded batch [b, longest, vocab] and the
+//                                            last real position of each row
+//   model.forward(ids, cache=None)           (logits, cache): continue a sequence
+//   model.generate(ids or text, ...)         a GenerateOutput, or with stream=True an
+//                                            iterator of GenerationStep
+// The model runs with the GIL released, so other Python threads go on; each Model holds
+// its own kernels and buffers, and one Model runs one call at a time (a lock), so two
+// models can be used from two threads. Engine errors are Python exceptions carrying the
+// engine's message: a missing path FileNotFoundError, an unsupported model
+// NotImplementedError, anything else the engine refuses ValueError.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/model_session.h"
+#include "model/kv_cache.h"
+#include "runtime/chat_prompt.h"
+#include "runtime/generator.h"
+#include "runtime/model_files.h"
+
+namespace py = pybind11;
+
+namespace glass::python {
+
+namespace {
+
+// A float vector handed to numpy without a copy: the array owns it.
+py::array_t<float> to_numpy(std::vector<float>&& values, std::vector<py::ssize_t> shape) {
+  auto* owned = new std::vector<float>(std::move(values));
+  py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return py::array_t<float>(shape, owned->data(), free_when_done);
+}
+
+// A Python value as JSON (dicts, lists, strings, numbers, bools, None), for chat messages
+// and template variables.
+jinja::OrderedJson to_json(const py::handle& v, const std::string& where) {
+  if (v.is_none()) return nullptr;
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::dict>(v)) {
+    jinja::OrderedJson out = jinja::OrderedJson::object();
+    for (const auto& [key, value] : v.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(key)) throw py::type_error(where + ": dict keys must be strings");
+      const std::string k = key.cast<std::string>();
+      out[k] = to_json(value, where + "." + k);
+    }
+    return out;
+  }
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    jinja::OrderedJson out = jinja::OrderedJson::array();
+    size_t i = 0;
+    for (const auto& item : v) out.push_back(to_json(item, str_cat(where, "[", i++, "]")));
+    return out;
+  }
+  throw py::type_error(str_cat(where, ": ", std::string(py::str(v.get_type().attr("__name__"))),
+                               " is not a JSON value (dict, list, str, int, float, bool, None)"));
+}
+
+py::object to_python(const jinja::OrderedJson& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+class Model;
+
+class TokenizerView {
+ public:
+  explicit TokenizerView(std::shared_ptr<const Model> model) : model_(std::move(model)) {}
+  std::vector<int32_t> encode(const std::string& text, bool add_special_tokens) const;
+  std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
+  py::object apply_chat_template(const py::object& messages, bool add_generation_prompt, bool tokenize,
+                                 const py::object& tools, const py::kwargs& kwargs) const;
+  size_t vocab_size() const;
+
+ private:
+  std::shared_ptr<const Model> model_;
+};
+
+// One step of a streamed generation.
+struct GenerationStep {
+  int32_t token = -1;
+  std::string text;
+  std::optional<std::string> finish_reason;
+  // (id, logit, probability) of the best candidates before and after the processors.
+  std::vector<std::tuple<int32_t, float, float>> candidates_before, candidates_after;
+  std::vector<std::string> stages;  // each processor, as --show-top names it
+};
+
+struct GenerateOutput {
+  std::vector<int32_t> prompt_ids, ids;
+  std::string text;
+  std::string finish_reason;
+  uint64_t seed = 0;
+  std::optional<py::array_t<float>> logits;  // output_logits: [new tokens, vocab]
+};
+
+class Model : public std::enable_shared_from_this<Model> {
+ public:
+  Model(const std::string& path, const cli::RuntimeOptions& runtime)
+      : session_(path, runtime, {.tokenizer = cli::Need::kIfPresent, .chat_template = cli::Need::kIfPresent}),
+        defaults_(load_generation_defaults(session_.path()).params) {}
+
+  const cli::ModelSession& session() const { return session_; }
+  std::mutex& mutex() const { return mutex_; }
+  const SamplingParams& defaults() const { return defaults_; }
+
+  py::object config() const { return to_python(session_.config().to_json()); }
+
+  // Logits at every position of `ids`, [n, vocab].
+  std::vector<float> all_logits(const std::vector<int32_t>& ids) const {
+    check_ids(ids, "ids");
+    const ModelConfig& c = session_.config();
+    std::vector<float> logits;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    KVCache cache(c, session_.kv_type(), static_cast<int64_t>(ids.size()));
+    const int32_t seq = cache.add_sequence();
+    session_.model().forward(Batch::prompt(ids, seq, 0, true), cache, session_.kernels(), logits);
+    return logits;
+  }
+
+  void check_ids(const std::vector<int32_t>& ids, const char* what) const {
+    const ModelConfig& c = session_.config();
+    if (ids.empty()) throw py::value_error(str_cat(what, ": no token ids"));
+    for (int32_t id : ids)
+      if (id < 0 || id >= c.vocab_size)
+        throw py::value_error(str_cat(what, ": token id ", id, " is outside the vocabulary of ", c.vocab_size));
+    if (static_cast<int64_t>(ids.size()) > c.max_position_embeddings)
+      throw py::value_error(str_cat(what, ": ", ids.size(), " tokens exceed the model's context of ", c.max_position_embeddings));
+  }
+
+ private:
+  cli::ModelSession session_;
+  SamplingParams defaults_;
+  mutable std::mutex mutex_;
+};
+
+// The KV cache of one sequence that forward() continues: positions so far. Its memory is
+// reserved for the model's whole context and committed as positions are written.
+class Cache {
+ public:
+  explicit Cache(std::shared_ptr<const Model> model)
+      : model_(std::move(model)),
+        kv_(std::make_unique<KVCache>(model_->session().config(), model_->session().kv_type(),
+                                      model_->session().config().max_position_embeddings)),
+        sequence_(kv_->add_sequence()) {}
+
+  const Model* model() const { return model_.get(); }
+  int64_t length() const { return length_; }
+
+  // Logits at every position of `ids`, which continue the sequence.
+  std::vector<float> forward(const std::vector<int32_t>& ids) {
+    model_->check_ids(ids, "ids");
+    const int64_t context = model_->session().config().max_position_embeddings;
+    if (length_ + static_cast<int64_t>(ids.size()) > context)
+      throw py::value_error(str_cat("ids: ", ids.size(), " more tokens after ", length_, " exceed the model's context of ",
+                                    context));
+    std::vector<float> logits;
+    const std::lock_guard<std::mutex> lock(model_->mutex());
+    model_->session().model().forward(Batch::prompt(ids, sequence_, static_cast<int32_t>(length_), true), *kv_,
+                                      model_->session().kernels(), logits);
+    length_ += static_cast<int64_t>(ids.size());
+    return logits;
+  }
+
+ private:
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<KVCache> kv_;
+  int32_t sequence_;
+  int64_t length_ = 0;
+};
+
+std::vector<int32_t> TokenizerView::encode(const std::string& text, bool add_special_tokens) const {
+  EncodeOptions options;
+  options.add_special_tokens = add_special_tokens;
+  return model_->session().tokenizer().encode(text, options);
+}
+
+std::string TokenizerView::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  return model_->session().tokenizer().decode(ids, skip_special_tokens);
+}
+
+size_t TokenizerView::vocab_size() const { return model_->session().tokenizer().vocab_size(); }
+
+py::object TokenizerView::apply_chat_template(const py::object& messages, bool add_generation_prompt, bool tokenize,
+                                              const py::object& tools, const py::kwargs& kwargs) const {
+  const jinja::OrderedJson m = to_json(messages, "messages");
+  if (!m.is_array()) throw py::type_error("messages: expected a list of {'role', 'content'} dicts");
+  const jinja::OrderedJson vars = to_json(kwargs, "kwargs");
+  const ChatPrompt prompt = encode_chat(model_->session().chat_template(), model_->session().tokenizer(), m,
+                                        tools.is_none() ? jinja::OrderedJson(nullptr) : to_json(tools, "tools"),
+                                        add_generation_prompt, vars);
+  if (tokenize) return py::cast(prompt.ids);
+  return py::cast(prompt.text);
+}
+
+// The request a generate() call makes: ids (text is encoded), the model's defaults with
+// the call's settings.
+struct GenerateArgs {
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+};
+
+GenerateArgs generate_args(const Model& model, const py::object& input, std::optional<int64_t> max_new_tokens,
+                           std::optional<bool> do_sample, std::optional<double> temperature,
+                           std::optional<int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
+                           std::optional<double> repetition_penalty, std::optional<int64_t> seed,
+                           const std::optional<std::vector<std::string>>& stop) {
+  GenerateArgs a;
+  if (py::isinstance<py::str>(input)) {
+    a.prompt = model.session().tokenizer().encode(input.cast<std::string>());
+  } else {
+    a.prompt = input.cast<std::vector<int32_t>>();
+  }
+  model.check_ids(a.prompt, "input");
+  SamplingOverrides o;
+  o.do_sample = do_sample;
+  o.temperature = temperature;
+  o.top_k = top_k;
+  o.top_p = top_p;
+  o.min_p = min_p;
+  o.repetition_penalty = repetition_penalty;
+  if (seed) {
+    if (*seed < 0) throw py::value_error(str_cat("seed: must be a non-negative integer, got ", *seed));
+    o.seed = static_cast<uint64_t>(*seed);
+  }
+  if (max_new_tokens) {
+    if (*max_new_tokens < 1) throw py::value_error(str_cat("max_new_tokens: must be at least 1, got ", *max_new_tokens));
+    o.max_new_tokens = max_new_tokens;
+  }
+  if (stop) o.stop_strings = *stop;
+  a.params = apply_overrides(model.defaults(), o);
+  a.params.validate("generate()");
+  return a;
+}
+
+// A streamed generation: each next() is one step of the model (the GIL released).
+class StepIterator {
+ public:
+  StepIterator(std::shared_ptr<const Model> model, GenerateArgs args, size_t top) : model_(std::move(model)) {
+    const ModelConfig& c = model_->session().config();
+    const int64_t positions = std::min<int64_t>(
+        c.max_position_embeddings, static_cast<int64_t>(args.prompt.size()) + args.params.max_new_tokens.value_or(c.max_position_embeddings));
+    cache_ = std::make_unique<KVCache>(c, model_->session().kv_type(), positions);
+    generator_ = std::make_unique<Generator>(model_->session().model(), model_->session().kernels(), *cache_,
+                                             model_->session().tokenizer(), c.max_position_embeddings);
+    GenerationRequest request;
+    request.prompt = std::move(args.prompt);
+    request.params = std::move(args.params);
+    request.show_top = top;
+    handle_ = generator_->add(std::move(request));
+  }
+
+  GenerationStep next() {
+    if (done_) throw py::stop_iteration();
+    std::optional<GenerationStep> step;
+    {
+      py::gil_scoped_release release;
+      const std::lock_guard<std::mutex> lock(model_->mutex());
+      while (!step && !generator_->idle()) {
+        generator_->step([&](const GenerationEvent& e) {
+          if (e.handle != handle_) return;
+          GenerationStep s;
+          s.token = e.token;
+          s.text = e.text;
+          if (e.finish) s.finish_reason = std::string(e.finish->name());
+          if (e.trace != nullptr) {
+            for (const auto& c : e.trace->top_before) s.candidates_before.emplace_back(c.id, c.logit, c.prob);
+            for (const auto& c : e.trace->top_after) s.candidates_after.emplace_back(c.id, c.logit, c.prob);
+            for (const auto& st : e.trace->steps) s.stages.push_back(st.setting);
+          }
+          step = std::move(s);
+        });
+      }
+    }
+    if (!step) throw py::stop_iteration();
+    if (step->finish_reason) done_ = true;
+    return *step;
+  }
+
+ private:
+  std::shared_ptr<const Model> model_;
+  // Behind pointers: the generator refers to the cache, and the iterator is moved into
+  // its Python object.
+  std::unique_ptr<KVCache> cache_;
+  std::unique_ptr<Generator> generator_;
+  int handle_ = -1;
+  bool done_ = false;
+};
+
+GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logits) {
+  GenerateOutput out;
+  out.prompt_ids = args.prompt;
+  const ModelConfig& c = model.session().config();
+  std::vector<float> step_logits;
+  {
+    py::gil_scoped_release release;
+    const std::lock_guard<std::mutex> lock(model.mutex());
+    const int64_t positions = std::min<int64_t>(
+        c.max_position_embeddings, static_cast<int64_t>(args.prompt.size()) + args.params.max_new_tokens.value_or(c.max_position_embeddings));
+    KVCache cache(c, model.session().kv_type(), positions);
+    Generator generator(model.session().model(), model.session().kernels(), cache, model.session().tokenizer(),
+                        c.max_position_embeddings);
+    GenerationRequest request;
+    request.prompt = args.prompt;
+    request.params = args.params;
+    // output_logits: the raw logits of each step are the candidates over the whole
+    // vocabulary, which show_top would sort; recompute them instead from the ids.
+    const int handle = generator.add(std::move(request));
+    while (!generator.idle()) generator.step([](const GenerationEvent&) {});
+    GenerationResult r = *generator.take_result(handle);
+    out.ids = std::move(r.tokens);
+    out.text = std::move(r.text);
+    out.finish_reason = std::string(r.finish.name());
+    out.seed = r.seed;
+  }
+  if (output_logits && !out.ids.empty()) {
+    // Logits of the positions that chose each new token: one pass over prompt + output.
+    std::vector<int32_t> all = out.prompt_ids;
+    all.insert(all.end(), out.ids.begin(), out.ids.end() - 1);
+    std::vector<float> logits;
+    {
+      py::gil_scoped_release release;
+      logits = model.all_logits(all);
+    }
+    const size_t vocab = static_cast<size_t>(c.vocab_size);
+    const size_t first = out.prompt_ids.size() - 1;
+    std::vector<float> chosen(logits.begin() + static_cast<std::ptrdiff_t>(first * vocab), logits.end());
+    out.logits = to_numpy(std::move(chosen), {static_cast<py::ssize_t>(out.ids.size()), static_cast<py::ssize_t>(vocab)});
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(glass, m) {
+  m.doc() = "glass: the Qwen-family inference engine from Python (load, tokenizer, logits, generate)";
+
+  // glass::Error is what the engine refuses: ValueError with its message; the subclasses
+  // for a missing file and for what the engine does not implement.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Unsupported& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  py::class_<TokenizerView>(m, "Tokenizer")
+      .def("encode", &TokenizerView::encode, py::arg("text"), py::arg("add_special_tokens") = true,
+           "Token ids of `text` (special tokens written in it are recognised)")
+      .def("decode", &TokenizerView::decode, py::arg("ids"), py::arg("skip_special_tokens") = false)
+      .def("apply_chat_template", &TokenizerView::apply_chat_template, py::arg("messages"),
+           py::arg("add_generation_prompt") = true, py::arg("tokenize") = false, py::arg("tools") = py::none(),
+           "The checkpoint's chat template over `messages` (text, or ids with tokenize=True); extra keyword "
+           "arguments are template variables (enable_thinking=False)")
+      .def_property_readonly("vocab_size", &TokenizerView::vocab_size);
+
+  py::class_<GenerationStep>(m, "GenerationStep")
+      .def_readonly("token", &GenerationStep::token)
+      .def_readonly("text", &GenerationStep::text)
+      .def_readonly("finish_reason", &GenerationStep::finish_reason)
+      .def_readonly("candidates_before", &GenerationStep::candidates_before,
+                    "(id, logit, probability) of the best candidates of the raw logits")
+      .def_readonly("candidates_after", &GenerationStep::candidates_after,
+                    "(id, logit, probability) of the best candidates after every processor: the distribution sampled from")
+      .def_readonly("stages", &GenerationStep::stages)
+      .def("__repr__", [](const GenerationStep& s) {
+        return str_cat("GenerationStep(token=", s.token, ", text=", std::string(py::repr(py::str(s.text))),
+                       s.finish_reason ? ", finish_reason=" + *s.finish_reason : "", ")");
+      });
+
+  py::class_<Cache, std::shared_ptr<Cache>>(m, "Cache")
+      .def_property_readonly("length", &Cache::length, "positions the cache holds")
+      .def("__len__", &Cache::length);
+
+  py::class_<StepIterator>(m, "GenerationStream")
+      .def("__iter__", [](StepIterator& it) -> StepIterator& { return it; })
+      .def("__next__", &StepIterator::next);
+
+  py::class_<GenerateOutput>(m, "GenerateOutput")
+      .def_readonly("prompt_ids", &GenerateOutput::prompt_ids)
+      .def_readonly("ids", &GenerateOutput::ids, "the new token ids (an eos token included when it ended the reply)")
+      .def_readonly("text", &GenerateOutput::text)
+      .def_readonly("finish_reason", &GenerateOutput::finish_reason)
+      .def_readonly("seed", &GenerateOutput::seed)
+      .def_readonly("logits", &GenerateOutput::logits, "with output_logits=True: float32 [new tokens, vocab]")
+      .def("__repr__", [](const GenerateOutput& o) {
+        return str_cat("GenerateOutput(ids=[", o.ids.size(), " tokens], text=", std::string(py::repr(py::str(o.text))),
+                       ", finish_reason=", o.finish_reason, ")");
+      });
+
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model")
+      .def_property_readonly("config", &Model::config, "the model description (config.json's fields)")
+      .def_property_readonly("tokenizer",
+                             [](const std::shared_ptr<Model>& self) {
+                               (void)self->session().tokenizer();  // fails when the model has none
+                               return TokenizerView(self);
+                             })
+      .def_property_readonly("path", [](const Model& self) { return self.session().path(); })
+      .def(
+          "logits",
+          [](const Model& self, const py::object& ids) -> py::object {
+            const bool batch = py::isinstance<py::list>(ids) && py::len(ids) > 0 && py::isinstance<py::list>(ids[py::int_(0)]);
+            const auto vocab = static_cast<py::ssize_t>(self.session().config().vocab_size);
+            if (!batch) {
+              const auto row = ids.cast<std::vector<int32_t>>();
+              std::vector<float> logits;
+              {
+                py::gil_scoped_release release;
+                logits = self.all_logits(row);
+              }
+              return to_numpy(std::move(logits), {static_cast<py::ssize_t>(row.size()), vocab});
+            }
+            // A padded batch: each row alone (the kernels are batch-invariant, so this is
+            // what a batch gives), zeros past a row's end, and each row's last position.
+            const auto rows = ids.cast<std::vector<std::vector<int32_t>>>();
+            size_t longest = 0;
+            for (const auto& r : rows) longest = std::max(longest, r.size());
+            std::vector<float> out(rows.size() * longest * static_cast<size_t>(vocab), 0.0f);
+            std::vector<int64_t> last(rows.size());
+            {
+              py::gil_scoped_release release;
+              for (size_t i = 0; i < rows.size(); ++i) {
+                const std::vector<float> l = self.all_logits(rows[i]);
+                std::copy(l.begin(), l.end(), out.begin() + static_cast<std::ptrdiff_t>(i * longest * static_cast<size_t>(vocab)));
+                last[i] = static_cast<int64_t>(rows[i].size()) - 1;
+              }
+            }
+            return py::make_tuple(to_numpy(std::move(out), {static_cast<py::ssize_t>(rows.size()),
+                                                            static_cast<py::ssize_t>(longest), vocab}),
+                                  py::cast(last));
+          },
+          py::arg("ids"),
+          "float32 logits at every position of `ids`: [n, vocab]. A list of lists is a padded batch: "
+          "([batch, longest, vocab], the last real position of each row)")
+      .def(
+          "forward",
+          [](const std::shared_ptr<Model>& self, const std::vector<int32_t>& ids, std::shared_ptr<Cache> cache) {
+            if (!cache) cache = std::make_shared<Cache>(self);
+            if (cache->model() != self.get()) throw py::value_error("cache: it belongs to another model");
+            std::vector<float> logits;
+            {
+              py::gil_scoped_release release;
+              logits = cache->forward(ids);
+            }
+            const auto vocab = static_cast<py::ssize_t>(self->session().config().vocab_size);
+            return py::make_tuple(to_numpy(std::move(logits), {static_cast<py::ssize_t>(ids.size()), vocab}), cache);
+          },
+          py::arg("ids"), py::arg("cache") = py::none(),
+          "(logits [len(ids), vocab], cache): `ids` after what `cache` holds (a new cache when None); pass the cache "
+          "back to continue")
+      .def(
+          "generate",
+          [](const std::shared_ptr<Model>& self, const py::object& input, std::optional<int64_t> max_new_tokens,
+             std::optional<bool> do_sample, std::optional<double> temperature, std::optional<int64_t> top_k,
+             std::optional<double> top_p, std::optional<double> min_p, std::optional<double> repetition_penalty,
+             std::optional<int64_t> seed, std::optional<std::vector<std::string>> stop, bool stream, size_t top,
+             bool output_logits) -> py::object {
+            GenerateArgs args = generate_args(*self, input, max_new_tokens, do_sample, temperature, top_k, top_p,
+                                              min_p, repetition_penalty, seed, stop);
+            if (stream) {
+              if (output_logits) throw py::value_error("output_logits: not with stream=True (each step has its candidates)");
+              return py::cast(StepIterator(self, std::move(args), top));
+            }
+            return py::cast(generate(*self, std::move(args), output_logits));
+          },
+          py::arg("input"), py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("do_sample") = py::none(),
+          py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
+          py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = py::none(),
+          py::arg("stop") = py::none(), py::arg("stream") = false, py::arg("top") = 5, py::arg("output_logits") = false,
+          "Generate from token ids or text with the checkpoint's generation_config.json defaults and these "
+          "settings; stream=True gives an iterator of GenerationStep, each with the `top` candidates before and "
+          "after the processors");
+
+  m.def(
+      "load",
+      [](const std::optional<std::string>& path, const std::optional<std::string>& weight_type,
+         const std::optional<std::string>& kv_type, std::optional<int> threads, const std::string& backend) {
+        const std::string where = path.value_or("");
+        cli::RuntimeOptions runtime;
+        runtime.kernels = backend;
+        if (threads) {
+          if (*threads < 0) throw py::value_error(str_cat("threads: must be 0 (all cores) or more, got ", *threads));
+          runtime.threads = *threads;
+        }
+        if (weight_type) runtime.weight_type = *weight_type;
+        if (kv_type) runtime.kv_type = *kv_type;
+        runtime.quiet = true;
+        try {
+          py::gil_scoped_release release;
+          return std::make_shared<Model>(where, runtime);
+        } catch (const Unsupported&) {
+          throw;
+        } catch (const Error& e) {
+          // A path (or ORG/NAME) that is not there: FileNotFoundError, with the engine's
+          // message (which says where it looked).
+          if (!where.empty() && !std::filesystem::exists(where)) {
+            PyErr_SetString(PyExc_FileNotFoundError, e.what());
+            throw py::error_already_set();
+          }
+          throw;
+        }
+      },
+      py::arg("path") = py::none(), py::kw_only(), py::arg("weight_type") = py::none(), py::arg("kv_type") = py::none(),
+      py::arg("threads") = py::none(), py::arg("backend") = "cpu",
+      "Load a model: a checkpoint folder, a GGUF file, ORG/NAME in the Hugging Face cache, or None for the built-in "
+      "demo model. weight_type converts at load (q8_0, q4_0, f16, ...), kv_type is the KV cache's (f32, f16, q8_0).");
+}
+
+}  // namespace glass::python

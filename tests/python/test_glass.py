@@ -1,0 +1,197 @@
+"""`import glass` against the fixtures: logits within 1e-4 of the float64 goldens, greedy
+generation, streaming against whole generation, padded batches, the tokenizer against
+Hugging Face's ids, errors as Python exceptions, and the GIL released while the model
+runs. GLASS_FIXTURES names the fixture root (else GLASS_DEFAULT_FIXTURES, which CTest sets
+with PYTHONPATH)."""
+
+import json
+import os
+import pathlib
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import glass
+
+FIXTURES = pathlib.Path(os.environ.get("GLASS_FIXTURES") or os.environ.get("GLASS_DEFAULT_FIXTURES", "../shared/fixtures"))
+TOL = 1e-4
+
+
+def model_folders():
+    """Every fixture folder with a golden.json and a model the engine runs."""
+    folders = sorted(p.parent for p in FIXTURES.glob("*/golden.json"))
+    assert folders, f"no model fixtures under {FIXTURES}"
+    return folders
+
+
+@pytest.fixture(scope="module", params=model_folders(), ids=lambda p: p.name)
+def golden_model(request):
+    return glass.load(str(request.param), threads=2), json.loads((request.param / "golden.json").read_text())
+
+
+def test_logits_match_the_goldens(golden_model):
+    model, golden = golden_model
+    probe = golden["probe_ids"]
+    for case in golden["cases"]:
+        logits = model.logits(case["ids"])
+        assert logits.dtype == np.float32
+        assert logits.shape == (len(case["ids"]), model.config["vocab_size"])
+        for p in range(len(case["ids"])):
+            row = logits[p].astype(np.float64)
+            top = np.array(case["top10_ids"][p])
+            assert int(np.argmax(row)) == top[0], (case["name"], p)
+            np.testing.assert_allclose(row[top], case["top10_logits"][p], atol=TOL, rtol=0)
+            np.testing.assert_allclose(row[probe], case["probe_logits"][p], atol=TOL, rtol=0)
+            lse = row.max() + np.log(np.exp(row - row.max()).sum())
+            assert abs(lse - case["logsumexp"][p]) <= TOL, (case["name"], p)
+
+
+def test_greedy_generation_gives_the_golden_ids(golden_model):
+    model, golden = golden_model
+    for case in golden["cases"]:
+        expected, margins = case["greedy_new_ids"], case["greedy_margins"]
+        out = model.generate(case["ids"], do_sample=False, repetition_penalty=1.0, max_new_tokens=len(expected))
+        for step, (got, want) in enumerate(zip(out.ids, expected)):
+            if margins[step] > 1e-3:
+                assert got == want, (case["name"], step)
+            elif got != want:
+                break  # a near-tie decided the other way: later steps are not comparable
+        assert out.prompt_ids == case["ids"]
+
+
+def test_streaming_gives_what_whole_generation_gives(golden_model):
+    model, golden = golden_model
+    ids = golden["cases"][0]["ids"]
+    whole = model.generate(ids, do_sample=True, seed=11, max_new_tokens=12)
+    steps = list(model.generate(ids, do_sample=True, seed=11, max_new_tokens=12, stream=True, top=4))
+    assert [s.token for s in steps] == whole.ids
+    assert "".join(s.text for s in steps) == whole.text
+    assert steps[-1].finish_reason == whole.finish_reason
+    assert all(s.finish_reason is None for s in steps[:-1])
+    for s in steps:
+        assert len(s.candidates_before) == 4
+        before = [p for _, _, p in s.candidates_before]
+        assert before == sorted(before, reverse=True)
+        assert s.stages, "the processors of the chain are named"
+        # The token drawn is one the processors left.
+        assert s.token in [c[0] for c in s.candidates_after] or len(s.candidates_after) == 4
+
+
+def test_a_padded_batch_gives_each_rows_own_logits(golden_model):
+    model, golden = golden_model
+    rows = [case["ids"][:8] for case in golden["cases"]]
+    batch, last = model.logits(rows)
+    assert batch.shape == (len(rows), max(len(r) for r in rows), model.config["vocab_size"])
+    for i, row in enumerate(rows):
+        assert last[i] == len(row) - 1
+        solo = model.logits(row)
+        np.testing.assert_array_equal(batch[i, : len(row)], solo)
+        assert not batch[i, len(row):].any()
+
+
+def test_forward_with_a_cache_continues_the_sequence(golden_model):
+    model, golden = golden_model
+    ids = max((case["ids"] for case in golden["cases"]), key=len)
+    assert len(ids) > 5
+    whole = model.logits(ids)
+    first, cache = model.forward(ids[:5])
+    rest, same = model.forward(ids[5:], cache)
+    assert same is cache and cache.length == len(ids)
+    np.testing.assert_allclose(np.concatenate([first, rest]), whole, atol=TOL, rtol=0)
+    with pytest.raises(ValueError, match="another model"):
+        glass.load(None, threads=1).forward([1], cache)
+
+
+def test_output_logits_are_the_steps_logits(golden_model):
+    model, golden = golden_model
+    ids = golden["cases"][1]["ids"]
+    out = model.generate(ids, do_sample=False, repetition_penalty=1.0, max_new_tokens=5, output_logits=True)
+    assert out.logits.shape == (len(out.ids), model.config["vocab_size"])
+    assert [int(np.argmax(r)) for r in out.logits] == out.ids
+    np.testing.assert_array_equal(out.logits[0], model.logits(ids)[-1])
+
+
+def test_the_tokenizer_gives_hugging_faces_ids():
+    model = glass.load(str(FIXTURES / "tiny-qwen2"), threads=1)
+    cases = json.loads((FIXTURES / "tokenizer-cases" / "hf_cases.json").read_text())["cases"]
+    for case in cases:
+        assert model.tokenizer.encode(case["text"]) == case["ids"], case["text"]
+        assert model.tokenizer.decode(case["ids"]) == case["decoded"]
+
+
+def test_the_chat_template_renders_and_tokenizes():
+    model = glass.load(None, threads=1)  # the built-in demo model (Qwen2.5's tokenizer and template)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    text = model.tokenizer.apply_chat_template(messages)
+    assert text == "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    assert model.tokenizer.apply_chat_template(messages, tokenize=True) == model.tokenizer.encode(text)
+    assert not model.tokenizer.apply_chat_template(messages, add_generation_prompt=False).endswith("assistant\n")
+    out = model.generate(model.tokenizer.apply_chat_template(messages), max_new_tokens=4, seed=1)
+    assert len(out.ids) <= 4 and out.finish_reason in ("length", "eos")
+
+
+def test_bad_input_raises_with_the_engines_message(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no-such-model"):
+        glass.load(str(tmp_path / "no-such-model"))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config.json"):
+        glass.load(str(tmp_path / "broken"))
+    with pytest.raises(ValueError, match="weight_type|q9_0"):
+        glass.load(None, weight_type="q9_0")
+    model = glass.load(None, threads=1)
+    vocab = model.config["vocab_size"]
+    with pytest.raises(ValueError, match=f"token id {vocab} is outside the vocabulary"):
+        model.logits([1, vocab])
+    with pytest.raises(ValueError, match="no token ids"):
+        model.logits([])
+    with pytest.raises(ValueError, match="temperature"):
+        model.generate([1, 2], do_sample=True, temperature=-1.0)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        model.generate([1, 2], max_new_tokens=0)
+    with pytest.raises(TypeError):
+        model.tokenizer.apply_chat_template([{"role": "user", "content": object()}])
+
+
+def test_the_gil_is_released_while_the_model_runs():
+    model = glass.load(None, threads=1)
+    ids = list(range(1000, 1400))
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.perf_counter()
+    for _ in range(3):
+        model.logits(ids)
+    end = time.perf_counter()
+    stop.set()
+    counter.join()
+    during = [t for t in ticks if start < t < end]
+    # The other thread ran all along: no gap of more than a quarter of the call.
+    gaps = np.diff([start] + during + [end])
+    assert len(during) >= 5 and gaps.max() < 0.25 * (end - start) + 0.05, (len(during), gaps.max(), end - start)
+
+
+def test_two_models_run_in_two_threads():
+    a, b = glass.load(None, threads=1), glass.load(None, threads=1)
+    expected = a.logits([1, 2, 3])
+    results = {}
+
+    def run(name, model):
+        results[name] = model.logits([1, 2, 3])
+
+    threads = [threading.Thread(target=run, args=(n, m)) for n, m in (("a", a), ("b", b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(results["a"], expected)
+    np.testing.assert_array_equal(results["b"], expected)
