@@ -7,6 +7,8 @@
 //                                            a padded batch [b, longest, vocab] and the
 //                                            last real position of each row
 //   model.forward(ids, cache=None)           (logits, cache): continue a sequence
+//   model.trace(ids, layers, stages)         every stage as named arrays, and the logit lens
+//   glass.compare(a, b)                      two logit arrays, as `glass compare`
 //   model.generate(ids or text, ...)         a GenerateOutput, or with stream=True an
 //                                            iterator of GenerationStep
 // The model runs with the GIL released, so other Python threads go on; each Model holds
@@ -18,7 +20,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +35,8 @@
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
 #include "runtime/model_files.h"
+#include "trace/logit_compare.h"
+#include "trace/trace_recorder.h"
 
 namespace py = pybind11;
 
@@ -343,6 +349,90 @@ GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logit
   return out;
 }
 
+// What model.trace() returns: every traced stage as an array named as `glass trace --dump`
+// names its files ("embed", "layer3.q", "final_norm", "logits"), each with its axis names,
+// and the logit lens.
+struct Trace {
+  py::dict tensors;  // name -> numpy array
+  py::dict axes;     // name -> tuple of axis names
+  py::array_t<float> lens;  // [layers, lens positions, vocab]
+  std::vector<int32_t> lens_positions;
+};
+
+Trace trace(const Model& model, const std::vector<int32_t>& ids, const std::optional<std::vector<int>>& layers,
+            const std::optional<std::vector<std::string>>& stages,
+            const std::optional<std::vector<int32_t>>& lens_positions) {
+  model.check_ids(ids, "ids");
+  const ModelConfig& c = model.session().config();
+  const auto n = static_cast<int32_t>(ids.size());
+  TraceSelection selection;
+  if (layers) {
+    for (int l : *layers)
+      if (l < 0 || l >= c.num_layers) throw py::value_error(str_cat("layers: ", l, " is not a layer of the ", c.num_layers));
+    selection.layers = std::set<int>(layers->begin(), layers->end());
+  }
+  if (stages) {
+    const auto& known = trace_stage_names();
+    for (const std::string& st : *stages) {
+      if (std::find(known.begin(), known.end(), st) != known.end()) continue;
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw py::value_error(str_cat("stages: '", st, "' is not a stage; the stages are ", names));
+    }
+    selection.stages = std::set<std::string>(stages->begin(), stages->end());
+  }
+  std::vector<int32_t> lens_at = lens_positions.value_or(std::vector<int32_t>{n - 1});
+  for (int32_t& p : lens_at) {
+    if (p < 0) p += n;  // -1: the last
+    if (p < 0 || p >= n) throw py::value_error(str_cat("lens_positions: ", p, " is not a position of the ", n, " ids"));
+  }
+  RecorderOptions keep;
+  keep.keep_data = true;
+  TraceRecorder recorder(selection, keep);
+  TraceSelection residual;  // each layer's output at the lens positions
+  residual.stages = std::set<std::string>{"output"};
+  residual.positions = std::set<int32_t>(lens_at.begin(), lens_at.end());
+  TraceRecorder lens_rows(residual, keep);
+  TraceFanout fanout;
+  fanout.subscribe(&recorder);
+  if (!lens_at.empty()) fanout.subscribe(&lens_rows);
+  std::vector<float> lens;
+  {
+    py::gil_scoped_release release;
+    const std::lock_guard<std::mutex> lock(model.mutex());
+    KVCache cache(c, model.session().kv_type(), n);
+    std::vector<float> logits;
+    model.session().model().forward(Batch::prompt(ids, cache.add_sequence(), 0, true), cache, model.session().kernels(),
+                                    logits, &fanout);
+    for (const StageRecord& r : lens_rows.stages()) {
+      std::vector<float> row_logits;
+      // Rows in position order; the lens keeps the order asked for.
+      std::vector<float> x;
+      for (int32_t p : lens_at) {
+        const auto at = std::find(r.positions.begin(), r.positions.end(), p) - r.positions.begin();
+        x.insert(x.end(), r.data.begin() + at * r.row_size(), r.data.begin() + (at + 1) * r.row_size());
+      }
+      model.session().model().project_to_vocab(x.data(), static_cast<int64_t>(lens_at.size()), model.session().kernels(),
+                                               row_logits);
+      lens.insert(lens.end(), row_logits.begin(), row_logits.end());
+    }
+  }
+  Trace t;
+  for (StageRecord& r : recorder.take_stages()) {
+    const std::vector<int64_t> dims = r.shape();
+    std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+    py::tuple names(r.axes.size());
+    for (size_t i = 0; i < r.axes.size(); ++i) names[i] = r.axes[i].name;
+    const std::string name = r.name();
+    t.axes[py::str(name)] = names;
+    t.tensors[py::str(name)] = to_numpy(std::move(r.data), std::move(shape));
+  }
+  t.lens = to_numpy(std::move(lens), {static_cast<py::ssize_t>(lens_at.empty() ? 0 : lens_rows.stages().size()),
+                                      static_cast<py::ssize_t>(lens_at.size()), static_cast<py::ssize_t>(c.vocab_size)});
+  t.lens_positions = std::move(lens_at);
+  return t;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(glass, m) {
@@ -383,6 +473,50 @@ PYBIND11_MODULE(glass, m) {
         return str_cat("GenerationStep(token=", s.token, ", text=", std::string(py::repr(py::str(s.text))),
                        s.finish_reason ? ", finish_reason=" + *s.finish_reason : "", ")");
       });
+
+  py::class_<Trace>(m, "Trace")
+      .def_readonly("tensors", &Trace::tensors, "stage name -> numpy array (the names of glass trace --dump)")
+      .def_readonly("axes", &Trace::axes, "stage name -> its axis names")
+      .def_readonly("lens", &Trace::lens,
+                    "the logit lens: the final norm and lm_head on each layer's output, [layers, lens positions, vocab]")
+      .def_readonly("lens_positions", &Trace::lens_positions)
+      .def("__getitem__", [](const Trace& t, const std::string& name) -> py::object {
+        if (!t.tensors.contains(name)) throw py::key_error(name);
+        return t.tensors[py::str(name)];
+      })
+      .def("__contains__", [](const Trace& t, const std::string& name) { return t.tensors.contains(name); })
+      .def("keys", [](const Trace& t) { return t.tensors.attr("keys")(); });
+
+  m.def(
+      "compare",
+      [](const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
+         const py::array_t<float, py::array::c_style | py::array::forcecast>& b) {
+        const auto shape_of = [](const py::array& x) { return std::string(py::str(x.attr("shape"))); };
+        bool same = a.ndim() == b.ndim();
+        for (py::ssize_t d = 0; same && d < a.ndim(); ++d) same = a.shape(d) == b.shape(d);
+        if (!same || a.ndim() < 1 || a.ndim() > 2)
+          throw py::value_error(str_cat("compare: a has shape ", shape_of(a), " and b ", shape_of(b),
+                                        "; both must have the same shape, [vocab] or [rows, vocab]"));
+        const int64_t width = a.shape(a.ndim() - 1);
+        if (width == 0) throw py::value_error("compare: empty rows");
+        const LogitComparison r = compare_logits({a.data(), static_cast<size_t>(a.size())},
+                                                 {b.data(), static_cast<size_t>(b.size())}, width);
+        py::dict out;
+        out["max_abs_diff"] = r.max_abs_diff;
+        out["mean_kl"] = r.mean_kl;
+        out["max_kl"] = r.max_kl;
+        out["top1_agreement"] = r.top1_agreement;
+        py::list rows;
+        for (const RowComparison& row : r.rows)
+          rows.append(py::dict(py::arg("max_abs_diff") = row.max_abs_diff, py::arg("rel_error") = row.rel_error,
+                               py::arg("kl") = row.kl, py::arg("top1_agree") = row.top1_agree,
+                               py::arg("top1_a") = row.top1_a, py::arg("top1_b") = row.top1_b));
+        out["rows"] = rows;
+        return out;
+      },
+      py::arg("a"), py::arg("b"),
+      "Two logit arrays ([vocab] or [rows, vocab]; `a` the reference) compared as glass compare does: max |b - a|, "
+      "KL(softmax(a) || softmax(b)) per row, top-1 agreement");
 
   py::class_<Cache, std::shared_ptr<Cache>>(m, "Cache")
       .def_property_readonly("length", &Cache::length, "positions the cache holds")
@@ -464,6 +598,16 @@ PYBIND11_MODULE(glass, m) {
           py::arg("ids"), py::arg("cache") = py::none(),
           "(logits [len(ids), vocab], cache): `ids` after what `cache` holds (a new cache when None); pass the cache "
           "back to continue")
+      .def(
+          "trace",
+          [](const Model& self, const std::vector<int32_t>& ids, std::optional<std::vector<int>> layers,
+             std::optional<std::vector<std::string>> stages, std::optional<std::vector<int32_t>> lens_positions) {
+            return trace(self, ids, layers, stages, lens_positions);
+          },
+          py::arg("ids"), py::kw_only(), py::arg("layers") = py::none(), py::arg("stages") = py::none(),
+          py::arg("lens_positions") = py::none(),
+          "One forward pass over `ids` with every stage (or `stages`, at `layers`) kept as numpy arrays, and the "
+          "logit lens at `lens_positions` (default: the last; -1 counts from the end)")
       .def(
           "generate",
           [](const std::shared_ptr<Model>& self, const py::object& input, std::optional<int64_t> max_new_tokens,

@@ -7,6 +7,7 @@ with PYTHONPATH)."""
 import json
 import os
 import pathlib
+import subprocess
 import threading
 import time
 
@@ -111,6 +112,49 @@ def test_output_logits_are_the_steps_logits(golden_model):
     assert out.logits.shape == (len(out.ids), model.config["vocab_size"])
     assert [int(np.argmax(r)) for r in out.logits] == out.ids
     np.testing.assert_array_equal(out.logits[0], model.logits(ids)[-1])
+
+
+def test_trace_arrays_are_glass_trace_dumps(golden_model, tmp_path):
+    model, golden = golden_model
+    ids = max((case["ids"] for case in golden["cases"][:3]), key=len)
+    trace = model.trace(ids)
+    binary = os.environ.get("GLASS_BINARY")
+    if not binary:
+        pytest.skip("GLASS_BINARY (the glass command, which CTest sets) is not set")
+    subprocess.run([binary, "trace", "-m", model.path, "--ids", " ".join(map(str, ids)), "--dump", str(tmp_path / "dump"),
+                    "-q", "--format", "json"], check=True, stdout=subprocess.DEVNULL)
+    index = json.loads((tmp_path / "dump" / "index.json").read_text())
+    names = [entry["name"] for entry in index["tensors"]]
+    assert sorted(names) == sorted(trace.keys())
+    for entry in index["tensors"]:
+        dumped = np.load(tmp_path / "dump" / entry["file"])
+        ours = trace[entry["name"]]
+        assert ours.shape == dumped.shape, entry["name"]
+        assert trace.axes[entry["name"]] == tuple(entry["axes"]), entry["name"]
+        np.testing.assert_array_equal(ours, dumped, err_msg=entry["name"])
+
+
+def test_the_logit_lens_ends_at_the_models_logits(golden_model):
+    model, golden = golden_model
+    ids = golden["cases"][1]["ids"]
+    trace = model.trace(ids, stages=["embed"], lens_positions=[0, -1])
+    assert list(trace.keys()) == ["embed"]
+    assert trace.lens_positions == [0, len(ids) - 1]
+    assert trace.lens.shape == (model.config["num_hidden_layers"], 2, model.config["vocab_size"])
+    logits = model.logits(ids)
+    np.testing.assert_allclose(trace.lens[-1, 1], logits[-1], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(trace.lens[-1, 0], logits[0], atol=1e-5, rtol=0)
+    same = glass.compare(logits[-1], trace.lens[-1, 1])
+    assert same["top1_agreement"] == 1.0 and same["max_abs_diff"] <= 1e-5
+    shifted = glass.compare(logits, logits + 0.5)  # softmax ignores a shift
+    assert len(shifted["rows"]) == len(ids)
+    assert abs(shifted["max_abs_diff"] - 0.5) < 1e-3 and shifted["max_kl"] < 1e-6 and shifted["top1_agreement"] == 1.0
+    with pytest.raises(ValueError, match="not a stage"):
+        model.trace(ids, stages=["nope"])
+    with pytest.raises(ValueError, match="not a position"):
+        model.trace(ids, lens_positions=[len(ids)])
+    with pytest.raises(ValueError, match="shape"):
+        glass.compare(logits[0], logits[:2])
 
 
 def test_the_tokenizer_gives_hugging_faces_ids():
