@@ -35,6 +35,8 @@
 #include "runtime/chat_prompt.h"
 #include "runtime/generator.h"
 #include "runtime/model_files.h"
+#include "sampling/processor_chain.h"
+#include "sampling/token_history.h"
 #include "trace/logit_compare.h"
 #include "trace/trace_recorder.h"
 
@@ -111,6 +113,7 @@ struct GenerateOutput {
   std::string finish_reason;
   uint64_t seed = 0;
   std::optional<py::array_t<float>> logits;  // output_logits: [new tokens, vocab]
+  std::optional<py::array_t<float>> scores;  // output_scores: the same after the processors
 };
 
 class Model : public std::enable_shared_from_this<Model> {
@@ -306,7 +309,7 @@ class StepIterator {
   bool done_ = false;
 };
 
-GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logits) {
+GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logits, bool output_scores) {
   GenerateOutput out;
   out.prompt_ids = args.prompt;
   const ModelConfig& c = model.session().config();
@@ -322,8 +325,6 @@ GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logit
     GenerationRequest request;
     request.prompt = args.prompt;
     request.params = args.params;
-    // output_logits: the raw logits of each step are the candidates over the whole
-    // vocabulary, which show_top would sort; recompute them instead from the ids.
     const int handle = generator.add(std::move(request));
     while (!generator.idle()) generator.step([](const GenerationEvent&) {});
     GenerationResult r = *generator.take_result(handle);
@@ -332,19 +333,32 @@ GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logit
     out.finish_reason = std::string(r.finish.name());
     out.seed = r.seed;
   }
-  if (output_logits && !out.ids.empty()) {
+  if ((output_logits || output_scores) && !out.ids.empty()) {
     // Logits of the positions that chose each new token: one pass over prompt + output.
     std::vector<int32_t> all = out.prompt_ids;
     all.insert(all.end(), out.ids.begin(), out.ids.end() - 1);
-    std::vector<float> logits;
-    {
-      py::gil_scoped_release release;
-      logits = model.all_logits(all);
-    }
     const size_t vocab = static_cast<size_t>(c.vocab_size);
     const size_t first = out.prompt_ids.size() - 1;
-    std::vector<float> chosen(logits.begin() + static_cast<std::ptrdiff_t>(first * vocab), logits.end());
-    out.logits = to_numpy(std::move(chosen), {static_cast<py::ssize_t>(out.ids.size()), static_cast<py::ssize_t>(vocab)});
+    const py::ssize_t rows = static_cast<py::ssize_t>(out.ids.size());
+    std::vector<float> chosen, scores;
+    {
+      py::gil_scoped_release release;
+      const std::vector<float> logits = model.all_logits(all);
+      chosen.assign(logits.begin() + static_cast<std::ptrdiff_t>(first * vocab), logits.end());
+      if (output_scores) {
+        // transformers' scores: each row after the processors, with the history the step had.
+        scores = chosen;
+        const ProcessorChain chain = ProcessorChain::from_params(args.params);
+        TokenHistory history(out.prompt_ids);
+        const size_t drawable = std::min(vocab, model.session().tokenizer().vocab_size());
+        for (size_t i = 0; i < out.ids.size(); ++i) {
+          chain.apply(std::span<float>(scores.data() + i * vocab, vocab), history, nullptr, drawable);
+          history.add_output(out.ids[i]);
+        }
+      }
+    }
+    if (output_scores) out.scores = to_numpy(std::move(scores), {rows, static_cast<py::ssize_t>(vocab)});
+    if (output_logits) out.logits = to_numpy(std::move(chosen), {rows, static_cast<py::ssize_t>(vocab)});
   }
   return out;
 }
@@ -533,6 +547,8 @@ PYBIND11_MODULE(glass, m) {
       .def_readonly("finish_reason", &GenerateOutput::finish_reason)
       .def_readonly("seed", &GenerateOutput::seed)
       .def_readonly("logits", &GenerateOutput::logits, "with output_logits=True: float32 [new tokens, vocab]")
+      .def_readonly("scores", &GenerateOutput::scores,
+                    "with output_scores=True: the logits after the processors (transformers' scores), [new tokens, vocab]")
       .def("__repr__", [](const GenerateOutput& o) {
         return str_cat("GenerateOutput(ids=[", o.ids.size(), " tokens], text=", std::string(py::repr(py::str(o.text))),
                        ", finish_reason=", o.finish_reason, ")");
@@ -614,19 +630,21 @@ PYBIND11_MODULE(glass, m) {
              std::optional<bool> do_sample, std::optional<double> temperature, std::optional<int64_t> top_k,
              std::optional<double> top_p, std::optional<double> min_p, std::optional<double> repetition_penalty,
              std::optional<int64_t> seed, std::optional<std::vector<std::string>> stop, bool stream, size_t top,
-             bool output_logits) -> py::object {
+             bool output_logits, bool output_scores) -> py::object {
             GenerateArgs args = generate_args(*self, input, max_new_tokens, do_sample, temperature, top_k, top_p,
                                               min_p, repetition_penalty, seed, stop);
             if (stream) {
-              if (output_logits) throw py::value_error("output_logits: not with stream=True (each step has its candidates)");
+              if (output_logits || output_scores)
+                throw py::value_error("output_logits, output_scores: not with stream=True (each step has its candidates)");
               return py::cast(StepIterator(self, std::move(args), top));
             }
-            return py::cast(generate(*self, std::move(args), output_logits));
+            return py::cast(generate(*self, std::move(args), output_logits, output_scores));
           },
           py::arg("input"), py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("do_sample") = py::none(),
           py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
           py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = py::none(),
           py::arg("stop") = py::none(), py::arg("stream") = false, py::arg("top") = 5, py::arg("output_logits") = false,
+          py::arg("output_scores") = false,
           "Generate from token ids or text with the checkpoint's generation_config.json defaults and these "
           "settings; stream=True gives an iterator of GenerationStep, each with the `top` candidates before and "
           "after the processors");

@@ -112,6 +112,17 @@ def test_output_logits_are_the_steps_logits(golden_model):
     assert out.logits.shape == (len(out.ids), model.config["vocab_size"])
     assert [int(np.argmax(r)) for r in out.logits] == out.ids
     np.testing.assert_array_equal(out.logits[0], model.logits(ids)[-1])
+    # Scores: after the processors. Greedy with a repetition penalty changes the rows of
+    # ids already seen; sampling with top_k leaves k finite entries, the drawn one among them.
+    out = model.generate(ids, do_sample=False, repetition_penalty=1.3, max_new_tokens=4, output_scores=True)
+    assert [int(np.argmax(r)) for r in out.scores] == out.ids
+    assert out.logits is None
+    out = model.generate(ids, do_sample=True, top_k=7, temperature=1.0, top_p=1.0, min_p=0.0, repetition_penalty=1.0,
+                         seed=3, max_new_tokens=4, output_logits=True, output_scores=True)
+    for raw, scored, token in zip(out.logits, out.scores, out.ids):
+        kept = np.isfinite(scored)
+        assert kept.sum() == 7 and kept[token]
+        np.testing.assert_array_equal(scored[kept], raw[kept])
 
 
 def test_trace_arrays_are_glass_trace_dumps(golden_model, tmp_path):
