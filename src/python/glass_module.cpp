@@ -21,6 +21,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <memory>
@@ -500,6 +501,21 @@ PYBIND11_MODULE(glass, m) {
       })
       .def("__contains__", [](const Trace& t, const std::string& name) { return t.tensors.contains(name); })
       .def("keys", [](const Trace& t) { return t.tensors.attr("keys")(); });
+
+  // For scripts/python-overhead.sh: `calls` of what model.logits(ids) runs, looped in C++
+  // in this process (the same thread pool), so its time per call is the baseline of the
+  // Python call's. Seconds per call.
+  m.def(
+      "_logits_loop_seconds",
+      [](const Model& model, const std::vector<int32_t>& ids, int64_t calls) {
+        if (calls < 1) throw py::value_error("calls: at least 1");
+        py::gil_scoped_release release;
+        std::vector<float> logits;
+        const auto start = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < calls; ++i) logits = model.all_logits(ids);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / static_cast<double>(calls);
+      },
+      py::arg("model"), py::arg("ids"), py::arg("calls"));
 
   m.def(
       "compare",
