@@ -31,4 +31,6 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built, target)
 
 
-setup(ext_modules=[CMakeExtension("glass")], cmdclass={"build_ext": CMakeBuild})
+# Its own build folder: `build/` is the CMake build of the README's commands.
+setup(ext_modules=[CMakeExtension("glass")], cmdclass={"build_ext": CMakeBuild},
+      options={"build": {"build_base": "build-python"}})

@@ -685,13 +685,16 @@ PYBIND11_MODULE(glass, m) {
         } catch (const Unsupported&) {
           throw;
         } catch (const Error& e) {
+          // The runtime options' messages name the CLI's flags; here they are arguments.
+          std::string message = e.what();
+          for (const auto& [flag, argument] : {std::pair{"--kernels", "backend"}, {"--weight-type", "weight_type"},
+                                               {"--kv-type", "kv_type"}, {"--threads", "threads"}})
+            if (message.starts_with(flag)) message = argument + message.substr(std::string_view(flag).size());
           // A path (or ORG/NAME) that is not there: FileNotFoundError, with the engine's
           // message (which says where it looked).
-          if (!where.empty() && !std::filesystem::exists(where)) {
-            PyErr_SetString(PyExc_FileNotFoundError, e.what());
-            throw py::error_already_set();
-          }
-          throw;
+          const bool missing = !where.empty() && !std::filesystem::exists(where);
+          PyErr_SetString(missing ? PyExc_FileNotFoundError : PyExc_ValueError, message.c_str());
+          throw py::error_already_set();
         }
       },
       py::arg("path") = py::none(), py::kw_only(), py::arg("weight_type") = py::none(), py::arg("kv_type") = py::none(),

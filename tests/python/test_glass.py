@@ -194,8 +194,12 @@ def test_bad_input_raises_with_the_engines_message(tmp_path):
     (tmp_path / "broken" / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="config.json"):
         glass.load(str(tmp_path / "broken"))
-    with pytest.raises(ValueError, match="weight_type|q9_0"):
+    with pytest.raises(ValueError, match="^weight_type: .*q9_0"):
         glass.load(None, weight_type="q9_0")
+    with pytest.raises(ValueError, match="^backend: .*gpu"):
+        glass.load(None, backend="gpu")
+    with pytest.raises(ValueError, match="^kv_type: "):
+        glass.load(None, kv_type="f8")
     model = glass.load(None, threads=1)
     vocab = model.config["vocab_size"]
     with pytest.raises(ValueError, match=f"token id {vocab} is outside the vocabulary"):
