@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { MODEL, assertValid, makeTools, runTool, seeds, startGlass } from './serve_helper.mjs';
+import { MODEL, assertStreamedCalls, assertValid, makeTools, readToolStream, runTool, seeds, startGlass } from './serve_helper.mjs';
 
 let glass;
 let settings;  // the model and the call settings every test shares
@@ -91,31 +91,14 @@ test('streamText: the tool input streams, the call runs, the answer streams', as
       ...settings, seed, tools, toolChoice, stopWhen: stepCountIs(2),
       prepareStep: ({ stepNumber }) => (stepNumber > 0 ? { toolChoice: 'none', maxOutputTokens: 24 } : undefined),
     });
-    const inputs = new Map();  // tool-input deltas by call id
-    const calls = [];
-    const errors = [];
-    let text = '';
-    for await (const part of r.fullStream) {
-      if (part.type === 'tool-input-start') inputs.set(part.id, { name: part.toolName, text: '' });
-      if (part.type === 'tool-input-delta') inputs.get(part.id).text += part.delta;
-      if (part.type === 'tool-call') calls.push(part);
-      if (part.type === 'text-delta') text += part.text;
-      if (part.type === 'error' || part.type === 'tool-error') errors.push(part);
-    }
-    assert.deepEqual(errors, []);
+    const { calls, inputs, text } = await readToolStream(r);
     const steps = await r.steps;
     if (steps[0].finishReason === 'length') continue;
     done++;
     assert.equal(steps.length, 2);
     assert.equal(steps[0].finishReason, 'tool-calls');
     assert.ok(calls.length >= 1);
-    for (const call of calls) {
-      assert.ok(!call.invalid, JSON.stringify(call));
-      const input = inputs.get(call.toolCallId);
-      assert.ok(input, `the input of ${call.toolCallId} streamed`);
-      assert.equal(input.name, call.toolName);
-      assert.deepEqual(JSON.parse(input.text), call.input);
-    }
+    assertStreamedCalls(calls, inputs);
     // Each call's input comes in one delta: glass releases a call whole when its block
     // closes (the todo test in openai_tools.test.mjs).
     if (toolChoice.toolName) assert.ok(calls.every((c) => c.toolName === 'get_weather'));

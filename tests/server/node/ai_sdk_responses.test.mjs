@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOpenAI } from '@ai-sdk/openai';
 import { APICallError, generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { MODEL, assertValid, makeTools, postJSON, runTool, seeds, startGlass, weatherParameters } from './serve_helper.mjs';
+import { MODEL, assertStreamedCalls, assertValid, makeTools, postJSON, readToolStream, runTool, seeds, startGlass, weatherParameters } from './serve_helper.mjs';
 
 let glass;
 
@@ -197,31 +197,14 @@ test('streamText with store false: the input streams, the call is sent back by v
     const { model, requests } = glassModel({ seed });
     const { tools, seen } = makeTools();
     const r = streamText({ ...twoSteps, model, tools, providerOptions: { openai: { store: false } } });
-    const inputs = new Map();  // tool-input deltas by call id
-    const calls = [];
-    const errors = [];
-    let text = '';
-    for await (const part of r.fullStream) {
-      if (part.type === 'tool-input-start') inputs.set(part.id, { name: part.toolName, text: '' });
-      if (part.type === 'tool-input-delta') inputs.get(part.id).text += part.delta;
-      if (part.type === 'tool-call') calls.push(part);
-      if (part.type === 'text-delta') text += part.text;
-      if (part.type === 'error' || part.type === 'tool-error') errors.push(part);
-    }
-    assert.deepEqual(errors, []);
+    const { calls, inputs, text } = await readToolStream(r);
     const steps = await r.steps;
     if (steps[0].finishReason === 'length') continue;
     done++;
     assert.equal(steps.length, 2);
     assert.equal(steps[0].finishReason, 'tool-calls');
     assert.ok(calls.length >= 1);
-    for (const call of calls) {
-      assert.ok(!call.invalid, JSON.stringify(call));
-      const input = inputs.get(call.toolCallId);
-      assert.ok(input, `the input of ${call.toolCallId} streamed`);
-      assert.equal(input.name, call.toolName);
-      assert.deepEqual(JSON.parse(input.text), call.input);
-    }
+    assertStreamedCalls(calls, inputs);
     assert.deepEqual(seen.map((s) => s.input), calls.map((c) => c.input));
     assert.equal(requests[0].body.store, false);
     checkToolsSent(requests[0].body);

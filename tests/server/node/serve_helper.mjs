@@ -135,3 +135,33 @@ export function makeTools() {
   };
   return { tools, seen };
 }
+
+// The parts of an AI SDK streamText result with tools: the calls, each call's streamed
+// input (by call id: the tool's name and the joined deltas) and the text; asserts that no
+// error part came.
+export async function readToolStream(result) {
+  const inputs = new Map();
+  const calls = [];
+  const errors = [];
+  let text = '';
+  for await (const part of result.fullStream) {
+    if (part.type === 'tool-input-start') inputs.set(part.id, { name: part.toolName, text: '' });
+    if (part.type === 'tool-input-delta') inputs.get(part.id).text += part.delta;
+    if (part.type === 'tool-call') calls.push(part);
+    if (part.type === 'text-delta') text += part.text;
+    if (part.type === 'error' || part.type === 'tool-error') errors.push(part);
+  }
+  assert.deepEqual(errors, []);
+  return { calls, inputs, text };
+}
+
+// Each call is valid, and its streamed input deltas join to its input.
+export function assertStreamedCalls(calls, inputs) {
+  for (const call of calls) {
+    assert.ok(!call.invalid, JSON.stringify(call));
+    const input = inputs.get(call.toolCallId);
+    assert.ok(input, `the input of ${call.toolCallId} streamed`);
+    assert.equal(input.name, call.toolName);
+    assert.deepEqual(JSON.parse(input.text), call.input);
+  }
+}
