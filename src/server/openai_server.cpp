@@ -397,7 +397,8 @@ struct OpenAIServer::Impl {
                       {"background", false}, {"error", nullptr}, {"incomplete_details", nullptr}};
     for (const auto& [key, value] : r.echo.items()) response[key] = value;
     response["model"] = model.id;
-    ResponseEvents events(std::move(response), [this](const std::string& type) { return item_id(type); });
+    ResponseEvents events(std::move(response), [this](const std::string& type) { return item_id(type); },
+                          s.request->logprobs);
     auto format = std::make_shared<ResponsesFormat>(s.request, builder_of(s, id, created, 0), std::move(events),
                                                     r.store ? &responses : nullptr, std::move(r.items));
     deliver(req, res, id, clock, std::move(s), std::move(format));

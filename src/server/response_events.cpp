@@ -12,8 +12,8 @@ bool all_whitespace(const std::string& s) {
 
 }  // namespace
 
-ResponseEvents::ResponseEvents(OJson response, std::function<std::string(const std::string&)> new_item_id)
-    : response_(std::move(response)), new_item_id_(std::move(new_item_id)) {
+ResponseEvents::ResponseEvents(OJson response, std::function<std::string(const std::string&)> new_item_id, bool logprobs)
+    : response_(std::move(response)), new_item_id_(std::move(new_item_id)), logprobs_(logprobs) {
   response_["status"] = "in_progress";
   response_["output"] = OJson::array();
   response_["usage"] = nullptr;
@@ -51,6 +51,7 @@ void ResponseEvents::text(Open kind, const std::string& delta, std::vector<OJson
                       {"role", "assistant"}, {"content", OJson::array()}}, out);
     OJson part = reasoning ? OJson{{"type", "reasoning_text"}, {"text", ""}}
                            : OJson{{"type", "output_text"}, {"text", ""}, {"annotations", OJson::array()}};
+    if (!reasoning && logprobs_) part["logprobs"] = OJson::array();
     open_item()["content"].push_back(part);
     out.push_back(event("response.content_part.added", {{"item_id", open_item()["id"]},
                                                         {"output_index", open_index_},
@@ -60,7 +61,11 @@ void ResponseEvents::text(Open kind, const std::string& delta, std::vector<OJson
   OJson& part = open_item()["content"][0];
   part["text"] = part["text"].get<std::string>() + delta;
   OJson fields = {{"item_id", open_item()["id"]}, {"output_index", open_index_}, {"content_index", 0}, {"delta", delta}};
-  if (!reasoning) fields["logprobs"] = OJson::array();
+  if (!reasoning) {
+    fields["logprobs"] = std::exchange(pending_logprobs_, OJson::array());
+    if (logprobs_)
+      for (const OJson& entry : fields["logprobs"]) part["logprobs"].push_back(entry);
+  }
   out.push_back(event(reasoning ? "response.reasoning_text.delta" : "response.output_text.delta", std::move(fields)));
 }
 
@@ -74,11 +79,16 @@ void ResponseEvents::close(const char* status, std::vector<OJson>& out) {
                                                                   {"arguments", item["arguments"]}}));
   } else {
     const bool reasoning = open_ == Open::reasoning;
+    if (!reasoning && logprobs_) {
+      // Tokens after the last text (an eos, the end of a stop string) belong to the text.
+      for (const OJson& entry : pending_logprobs_) item["content"][0]["logprobs"].push_back(entry);
+      pending_logprobs_ = OJson::array();
+    }
     OJson fields = {{"item_id", item["id"]},
                     {"output_index", open_index_},
                     {"content_index", 0},
                     {"text", item["content"][0]["text"]}};
-    if (!reasoning) fields["logprobs"] = OJson::array();
+    if (!reasoning) fields["logprobs"] = logprobs_ ? item["content"][0]["logprobs"] : OJson::array();
     out.push_back(event(reasoning ? "response.reasoning_text.done" : "response.output_text.done", std::move(fields)));
     out.push_back(event("response.content_part.done", {{"item_id", item["id"]},
                                                        {"output_index", open_index_},
@@ -96,6 +106,12 @@ std::vector<ResponseEvents::OJson> ResponseEvents::chunk(const OJson& chat_chunk
   if (choices == chat_chunk.end() || choices->empty()) return out;
   const auto delta = choices->front().find("delta");
   if (delta == choices->front().end()) return out;
+  // A token's log probabilities ride on its first chunk; they are the answer's only when
+  // that token writes answer text (or none yet), not reasoning or a call.
+  const bool answer_token = !delta->contains("reasoning_content") && !delta->contains("tool_calls");
+  if (const auto lp = choices->front().find("logprobs"); logprobs_ && answer_token && lp != choices->front().end() &&
+                                                           lp->is_object() && lp->contains("content"))
+    for (const OJson& entry : (*lp)["content"]) pending_logprobs_.push_back(entry);
   if (const auto r = delta->find("reasoning_content"); r != delta->end() && !r->get_ref<const std::string&>().empty())
     text(Open::reasoning, r->get<std::string>(), out);
   if (const auto c = delta->find("content"); c != delta->end() && c->is_string()) {

@@ -6,6 +6,8 @@
 //                 "content": [{"type": "reasoning_text", "text"}]}
 //   message      {"type": "message", "id": "msg_…", "status", "role": "assistant",
 //                 "content": [{"type": "output_text", "text", "annotations": []}]}
+//                (with "logprobs": [{"token", "logprob", "bytes", "top_logprobs"}] when
+//                asked for; reasoning and call tokens have none, as in OpenAI's API)
 //   function_call {"type": "function_call", "id": "fc_…", "call_id": "call_…", "name",
 //                 "arguments", "status"}
 // in the order the reply wrote them. Text after a call begins a new message, except
@@ -34,8 +36,10 @@ class ResponseEvents {
   using OJson = nlohmann::ordered_json;
 
   // `response`: the response object before any output (its fields in order; status,
-  // output and usage are set here). `new_item_id(type)` names output items.
-  ResponseEvents(OJson response, std::function<std::string(const std::string& type)> new_item_id);
+  // output and usage are set here). `new_item_id(type)` names output items. `logprobs`:
+  // the chunks carry them (include message.output_text.logprobs), and each output_text
+  // part and delta gets the tokens of its text.
+  ResponseEvents(OJson response, std::function<std::string(const std::string& type)> new_item_id, bool logprobs = false);
 
   std::vector<OJson> start();
   // The events of one chat completion chunk (ResponseBuilder's first_chunk, token_chunks
@@ -66,6 +70,10 @@ class ResponseEvents {
   Open open_ = Open::none;
   size_t open_index_ = 0;
   std::map<int64_t, size_t> calls_;  // a chat tool call's index -> its output index
+  bool logprobs_;
+  // Token entries not yet sent: a token whose text is held back (or that wrote no text)
+  // goes with the next text delta.
+  OJson pending_logprobs_ = OJson::array();
 };
 
 }  // namespace glass::server

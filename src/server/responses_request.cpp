@@ -229,22 +229,35 @@ void refuse_unsupported(const OJson& body) {
   for (const char* name : {"conversation", "prompt", "max_tool_calls"})
     if (field(body, name) != nullptr)
       throw invalid_parameter(name, str_cat("'", name, "' is not supported by glass"), "unsupported_parameter");
-  if (int_field(body, "top_logprobs", 0, 20).value_or(0) > 0)
-    throw invalid_parameter("top_logprobs", "'top_logprobs' is not supported by /v1/responses; /v1/chat/completions has logprobs",
-                            "unsupported_parameter");
+}
+
+// include: "message.output_text.logprobs" (the text's tokens with their log probabilities,
+// top_logprobs alternatives each) and "reasoning.encrypted_content" (nothing to add:
+// reasoning is kept in the store in the clear). Sets the completion's logprobs.
+void parse_include(const OJson& body, CompletionRequest& r) {
+  bool logprobs = false;
   if (const OJson* include = field(body, "include")) {
     if (!include->is_array()) throw wrong_type("include", "an array of strings", *include);
     for (size_t i = 0; i < include->size(); ++i) {
       const OJson& v = (*include)[i];
       const std::string param = str_cat("include[", i, "]");
       if (!v.is_string()) throw wrong_type(param, "a string", v);
-      // Reasoning is kept in the store in the clear, so there is nothing encrypted to add.
-      if (v != "reasoning.encrypted_content")
+      if (v == "message.output_text.logprobs") {
+        logprobs = true;
+      } else if (v != "reasoning.encrypted_content") {
         throw invalid_parameter(param, str_cat("'", param, "' asks for '", text_excerpt(v.get<std::string>()),
                                                "', which glass does not produce"),
                                 "unsupported_value");
+      }
     }
   }
+  const int64_t top = int_field(body, "top_logprobs", 0, 20).value_or(0);
+  // OpenAI returns the alternatives only with the include entry; asking for them
+  // without it would silently give nothing.
+  if (top > 0 && !logprobs)
+    throw invalid_parameter("top_logprobs", "'top_logprobs' needs 'include': [\"message.output_text.logprobs\"]");
+  r.logprobs = logprobs;
+  r.top_logprobs = static_cast<size_t>(top);
 }
 
 }  // namespace
@@ -358,6 +371,7 @@ ResponsesRequest parse_responses_request(const std::string& text, const Response
   // After the tools: a tool glass does not have is the clearer refusal than the include
   // entry an SDK adds for it.
   refuse_unsupported(body);
+  parse_include(body, r.completion);
   r.completion.sampling.max_new_tokens = int_field(body, "max_output_tokens", 1, std::numeric_limits<int64_t>::max());
 
   r.echo = {{"instructions", instructions ? OJson(*instructions) : OJson(nullptr)},
@@ -406,6 +420,7 @@ ResponsesRequest parse_responses_request(const std::string& text, const Response
       if (!value.is_string()) throw wrong_type(str_cat("metadata.", key), "a string", value);
     r.echo["metadata"] = *v;
   }
+  r.echo["top_logprobs"] = r.completion.top_logprobs;
   for (const char* name : {"temperature", "top_p", "tool_choice", "user"})
     if (const OJson* v = field(body, name)) r.echo[name] = *v;
   if (const OJson* tools = field(body, "tools")) r.echo["tools"] = *tools;

@@ -217,6 +217,45 @@ TEST(ResponsesApi, PreviousResponseIdContinuesTheConversation) {
   }
 }
 
+TEST(ResponsesApi, LogprobsComeWithTheTextWhenIncluded) {
+  TestServer s(demo_model_dir());
+  const OJson body = {{"input", "Hello there"}, {"seed", 9}, {"max_output_tokens", 10},
+                      {"include", {"message.output_text.logprobs"}}, {"top_logprobs", 3}};
+  const OJson r = respond_ok(s, body);
+  EXPECT_EQ(r["top_logprobs"], 3);
+  ASSERT_EQ(r["output"].size(), 1u) << r.dump();
+  const OJson& part = r["output"][0]["content"][0];
+  const OJson& entries = part["logprobs"];
+  // Every generated token (an ending eos too: its text is not in the reply), in order.
+  ASSERT_EQ(entries.size(), r["usage"]["output_tokens"].get<size_t>()) << part.dump();
+  std::string tokens;
+  for (const OJson& e : entries) {
+    tokens += e["token"].get<std::string>();
+    EXPECT_LE(e["logprob"].get<double>(), 0.0);
+    ASSERT_EQ(e["top_logprobs"].size(), 3u);
+    EXPECT_GE(e["top_logprobs"][0]["logprob"].get<double>(), e["logprob"].get<double>() - 1e-6);
+  }
+  EXPECT_TRUE(tokens.starts_with(part["text"].get<std::string>())) << tokens;
+
+  // Streamed: the deltas' entries add up to the part's.
+  OJson streamed = OJson::array();
+  OJson done;
+  for (const Event& e : stream(s, body)) {
+    if (e.name == "response.output_text.delta")
+      for (const OJson& entry : e.data["logprobs"]) streamed.push_back(entry);
+    if (e.name == "response.output_text.done") done = e.data["logprobs"];
+  }
+  EXPECT_EQ(done, entries);
+  EXPECT_TRUE(std::equal(streamed.begin(), streamed.end(), entries.begin())) << streamed.dump();
+
+  // Without the include entry there are none, and top_logprobs alone is refused.
+  const OJson plain = respond_ok(s, {{"input", "Hello there"}, {"max_output_tokens", 4}});
+  EXPECT_FALSE(plain["output"][0]["content"][0].contains("logprobs"));
+  const HttpReply refused = respond(s, {{"input", "Hi"}, {"top_logprobs", 2}});
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.json()["error"]["param"], "top_logprobs");
+}
+
 TEST(ResponsesApi, StoredResponsesCanBeReadAndDeleted) {
   TestServer s(demo_model_dir());
   const OJson first = respond_ok(s, {{"input", "Hello there"}, {"max_output_tokens", 6}});
