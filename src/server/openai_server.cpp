@@ -381,7 +381,7 @@ struct OpenAIServer::Impl {
     try {
       ResponsesLookup lookup;
       lookup.conversation = [this](const std::string& previous) -> std::optional<OJson> {
-        if (auto stored = responses.get(previous)) return std::move(stored->conversation);
+        if (auto stored = responses.get(previous)) return stored->conversation();
         return std::nullopt;
       };
       lookup.item = [this](const std::string& item) { return responses.item(item); };

@@ -73,11 +73,16 @@ std::string ResponsesFormat::sse(const std::vector<OJson>& events) {
 
 std::string ResponsesFormat::stream_start() { return sse(events_.start()); }
 
-std::string ResponsesFormat::stream_tokens(size_t, const std::vector<StreamedToken>& tokens) {
-  std::string out;
+std::vector<OJson> ResponsesFormat::token_events(const std::vector<StreamedToken>& tokens) {
+  std::vector<OJson> out;
   for (const StreamedToken& t : tokens)
-    for (const OJson& c : builder_->token_chunks(t)) out += sse(events_.chunk(c));
+    for (const OJson& c : builder_->token_chunks(t))
+      for (OJson& e : events_.chunk(c)) out.push_back(std::move(e));
   return out;
+}
+
+std::string ResponsesFormat::stream_tokens(size_t, const std::vector<StreamedToken>& tokens) {
+  return sse(token_events(tokens));
 }
 
 std::vector<OJson> ResponsesFormat::finish(const FinishedGeneration& finished) {
@@ -88,12 +93,7 @@ std::vector<OJson> ResponsesFormat::finish(const FinishedGeneration& finished) {
     if (const OJson& r = c["choices"][0]["finish_reason"]; r.is_string()) reason = r.get<std::string>();
   }
   for (OJson& e : events_.finish(reason, builder_->usage_of(finished))) out.push_back(std::move(e));
-  if (store_ != nullptr) {
-    const OJson& response = events_.response();
-    OJson conversation = input_items_;
-    for (const OJson& item : response["output"]) conversation.push_back(item);
-    store_->put(response["id"].get<std::string>(), {response, input_items_, std::move(conversation)});
-  }
+  if (store_ != nullptr) store_->put(events_.response()["id"].get<std::string>(), {events_.response(), input_items_});
   return out;
 }
 
@@ -103,10 +103,10 @@ std::string ResponsesFormat::stream_failed(const std::string& error) { return ss
 
 OJson ResponsesFormat::whole(const std::vector<GenerationStream::Update>& all, size_t& logged) {
   // The same events as a stream, so that both give the same response; only the last
-  // state is sent.
+  // state is sent, so none is serialized.
   logged = 0;
-  stream_start();
-  stream_tokens(0, all.front().tokens);
+  events_.start();
+  token_events(all.front().tokens);
   finish(*all.front().finished);
   return events_.response();
 }

@@ -78,6 +78,8 @@ class ResponsesFormat : public OutputFormat {
   OJson whole(const std::vector<GenerationStream::Update>& all, size_t& logged) override;
 
  private:
+  // The events of tokens, and of the end (which stores the response when asked).
+  std::vector<OJson> token_events(const std::vector<StreamedToken>& tokens);
   std::vector<OJson> finish(const FinishedGeneration& finished);
   static std::string sse(const std::vector<OJson>& events);
 

@@ -59,7 +59,7 @@ void ResponseEvents::text(Open kind, const std::string& delta, std::vector<OJson
                                                         {"part", std::move(part)}}));
   }
   OJson& part = open_item()["content"][0];
-  part["text"] = part["text"].get<std::string>() + delta;
+  part["text"].get_ref<std::string&>() += delta;
   OJson fields = {{"item_id", open_item()["id"]}, {"output_index", open_index_}, {"content_index", 0}, {"delta", delta}};
   if (!reasoning) {
     fields["logprobs"] = std::exchange(pending_logprobs_, OJson::array());
@@ -133,7 +133,7 @@ std::vector<ResponseEvents::OJson> ResponseEvents::chunk(const OJson& chat_chunk
       const auto call = calls_.find(index);
       if (arguments.empty() || call == calls_.end()) continue;
       OJson& item = response_["output"][call->second];
-      item["arguments"] = item["arguments"].get<std::string>() + arguments;
+      item["arguments"].get_ref<std::string&>() += arguments;
       out.push_back(event("response.function_call_arguments.delta",
                           {{"item_id", item["id"]}, {"output_index", call->second}, {"delta", arguments}}));
     }

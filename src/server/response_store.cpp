@@ -2,6 +2,12 @@
 
 namespace glass::server {
 
+nlohmann::ordered_json ResponseStore::Stored::conversation() const {
+  nlohmann::ordered_json items = input_items;
+  for (const auto& item : response["output"]) items.push_back(item);
+  return items;
+}
+
 size_t ResponseStore::size() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return entries_.size();
@@ -41,9 +47,12 @@ bool ResponseStore::erase(const std::string& id) {
 
 std::optional<nlohmann::ordered_json> ResponseStore::item(const std::string& item_id) const {
   const std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::string& id : order_)
-    for (const auto& item : entries_.at(id).stored.conversation)
-      if (item.value("id", "") == item_id) return item;
+  for (const std::string& id : order_) {
+    const Stored& stored = entries_.at(id).stored;
+    for (const auto* items : {&stored.input_items, &stored.response["output"]})
+      for (const auto& item : *items)
+        if (item.value("id", "") == item_id) return item;
+  }
   return std::nullopt;
 }
 

@@ -22,7 +22,8 @@ class ResponseStore {
   struct Stored {
     nlohmann::ordered_json response;     // the response object as it was returned
     nlohmann::ordered_json input_items;  // the conversation it was given
-    nlohmann::ordered_json conversation;  // input_items, then the response's output items
+    // The input items, then the response's output items: what previous_response_id continues.
+    nlohmann::ordered_json conversation() const;
   };
 
   explicit ResponseStore(size_t capacity) : capacity_(capacity) {}
