@@ -256,22 +256,34 @@ GenerateArgs generate_args(const Model& model, const py::object& input, std::opt
   return a;
 }
 
-// A streamed generation: each next() is one step of the model (the GIL released).
-class StepIterator {
- public:
-  StepIterator(std::shared_ptr<const Model> model, GenerateArgs args, size_t top) : model_(std::move(model)) {
-    const ModelConfig& c = model_->session().config();
+// One request on a cache and generator of its own: what generate() runs to the end and a
+// stream runs step by step. Behind pointers: the generator refers to the cache, and a
+// stream's run is moved into its Python object.
+struct GenerationRun {
+  GenerationRun(const Model& model, GenerateArgs args, size_t show_top) {
+    const ModelConfig& c = model.session().config();
     const int64_t positions = std::min<int64_t>(
         c.max_position_embeddings, static_cast<int64_t>(args.prompt.size()) + args.params.max_new_tokens.value_or(c.max_position_embeddings));
-    cache_ = std::make_unique<KVCache>(c, model_->session().kv_type(), positions);
-    generator_ = std::make_unique<Generator>(model_->session().model(), model_->session().kernels(), *cache_,
-                                             model_->session().tokenizer(), c.max_position_embeddings);
+    cache = std::make_unique<KVCache>(c, model.session().kv_type(), positions);
+    generator = std::make_unique<Generator>(model.session().model(), model.session().kernels(), *cache,
+                                            model.session().tokenizer(), c.max_position_embeddings);
     GenerationRequest request;
     request.prompt = std::move(args.prompt);
     request.params = std::move(args.params);
-    request.show_top = top;
-    handle_ = generator_->add(std::move(request));
+    request.show_top = show_top;
+    handle = generator->add(std::move(request));
   }
+
+  std::unique_ptr<KVCache> cache;
+  std::unique_ptr<Generator> generator;
+  int handle = -1;
+};
+
+// A streamed generation: each next() is one step of the model (the GIL released).
+class StepIterator {
+ public:
+  StepIterator(std::shared_ptr<const Model> model, GenerateArgs args, size_t top)
+      : model_(std::move(model)), run_(*model_, std::move(args), top) {}
 
   GenerationStep next() {
     if (done_) throw py::stop_iteration();
@@ -279,9 +291,9 @@ class StepIterator {
     {
       py::gil_scoped_release release;
       const std::lock_guard<std::mutex> lock(model_->mutex());
-      while (!step && !generator_->idle()) {
-        generator_->step([&](const GenerationEvent& e) {
-          if (e.handle != handle_) return;
+      while (!step && !run_.generator->idle()) {
+        run_.generator->step([&](const GenerationEvent& e) {
+          if (e.handle != run_.handle) return;
           GenerationStep s;
           s.token = e.token;
           s.text = e.text;
@@ -302,11 +314,7 @@ class StepIterator {
 
  private:
   std::shared_ptr<const Model> model_;
-  // Behind pointers: the generator refers to the cache, and the iterator is moved into
-  // its Python object.
-  std::unique_ptr<KVCache> cache_;
-  std::unique_ptr<Generator> generator_;
-  int handle_ = -1;
+  GenerationRun run_;
   bool done_ = false;
 };
 
@@ -314,21 +322,12 @@ GenerateOutput generate(const Model& model, GenerateArgs args, bool output_logit
   GenerateOutput out;
   out.prompt_ids = args.prompt;
   const ModelConfig& c = model.session().config();
-  std::vector<float> step_logits;
   {
     py::gil_scoped_release release;
     const std::lock_guard<std::mutex> lock(model.mutex());
-    const int64_t positions = std::min<int64_t>(
-        c.max_position_embeddings, static_cast<int64_t>(args.prompt.size()) + args.params.max_new_tokens.value_or(c.max_position_embeddings));
-    KVCache cache(c, model.session().kv_type(), positions);
-    Generator generator(model.session().model(), model.session().kernels(), cache, model.session().tokenizer(),
-                        c.max_position_embeddings);
-    GenerationRequest request;
-    request.prompt = args.prompt;
-    request.params = args.params;
-    const int handle = generator.add(std::move(request));
-    while (!generator.idle()) generator.step([](const GenerationEvent&) {});
-    GenerationResult r = *generator.take_result(handle);
+    GenerationRun run(model, args, 0);
+    while (!run.generator->idle()) run.generator->step([](const GenerationEvent&) {});
+    GenerationResult r = *run.generator->take_result(run.handle);
     out.ids = std::move(r.tokens);
     out.text = std::move(r.text);
     out.finish_reason = std::string(r.finish.name());
