@@ -32,5 +32,7 @@ class CMakeBuild(build_ext):
 
 
 # Its own build folder: `build/` is the CMake build of the README's commands.
-setup(ext_modules=[CMakeExtension("glass")], cmdclass={"build_ext": CMakeBuild},
-      options={"build": {"build_base": "build-python"}})
+# packages=[]: the module is the extension alone (setuptools would otherwise take src/'s
+# folders for packages); egg_base keeps its metadata out of the source tree.
+setup(ext_modules=[CMakeExtension("glass")], cmdclass={"build_ext": CMakeBuild}, packages=[], py_modules=[],
+      options={"build": {"build_base": "build-python"}, "egg_info": {"egg_base": "build-python"}})
