@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -56,6 +57,8 @@ Command add_serve_command(CLI::App& app) {
     size_t responses_store = 1000;
     bool quiet = false;
     bool no_prefix_cache = false;
+    bool no_webui = false, no_inspect = false;
+    std::string webui_dir;
     ChatTemplateOptions template_options;
     GenerationOptions generation;
     RuntimeOptions runtime;
@@ -105,6 +108,13 @@ Command add_serve_command(CLI::App& app) {
   sub->add_flag("--no-prefix-cache", o->no_prefix_cache,
                 "Compute every prompt from its first token (by default, full KV blocks of earlier prompts and replies are "
                 "kept and shared by prompts that start with them)");
+  sub->add_flag("--no-webui", o->no_webui, "Do not serve the web UI (the chat page at /)");
+  sub->add_flag("--no-inspect", o->no_inspect,
+                "Turn off POST /inspect, which reruns a step with the trace for the web UI's token inspector (the page "
+                "is then a plain chat)");
+  sub->add_option("--webui-dir", o->webui_dir,
+                  "Serve the web UI's files from this folder (src/webui) instead of the copies built in: for working on "
+                  "the page without rebuilding");
   o->template_options.add_to(sub, false)[0]->description(
       "Chat template variables for every request, as a JSON object (a request's chat_template_kwargs go over them)");
   o->generation.add_to(sub);
@@ -126,6 +136,11 @@ Command add_serve_command(CLI::App& app) {
               if (!(seconds > 0) || seconds > 86400) fail(name, ": must be between 0 and 86400 seconds, got ", seconds);
             check_range("--max-connections", o->max_connections, 1, kMaxConnections);
             check_range("--responses-store", o->responses_store, 0, kMaxResponsesStore);
+            if (!o->webui_dir.empty()) {
+              if (o->no_webui) fail("--webui-dir: the web UI is off (--no-webui)");
+              if (!std::ifstream(o->webui_dir + "/index.html"))
+                fail("--webui-dir: ", o->webui_dir, " has no index.html (expected the web UI's folder, src/webui)");
+            }
             // Checked before the model loads.
             const server::HostPolicy host_policy = server::HostPolicy::make(o->host, o->allowed_hosts);
             const server::CorsPolicy cors_policy = server::CorsPolicy::make(o->cors_origins);
@@ -209,6 +224,9 @@ Command add_serve_command(CLI::App& app) {
             http.keep_alive_timeout = ms(o->keep_alive_timeout);
             http.max_connections = o->max_connections;
             http.responses_store = o->responses_store;
+            http.webui = !o->no_webui;
+            if (!o->webui_dir.empty()) http.webui_dir = o->webui_dir;
+            http.inspect = !o->no_inspect;
 
             server::OpenAIServer server(scheduler, served, http);
             const int port = server.bind();
@@ -223,6 +241,9 @@ Command add_serve_command(CLI::App& app) {
             std::fprintf(stderr, "glass serve: listening on http://%s:%d (Host/Origin allowed: %s; CORS origins: %s; API key: %s)\n",
                          o->host.c_str(), port, host_policy.describe().c_str(), cors_policy.describe().c_str(),
                          api_key ? "required" : "none");
+            if (http.webui)
+              std::fprintf(stderr, "glass serve: web UI at http://%s:%d/%s\n", o->host.c_str(), port,
+                           http.inspect ? "" : " (token inspector off: --no-inspect)");
             std::fflush(stderr);
 
             std::thread signal_waiter([&] {

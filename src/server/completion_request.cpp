@@ -297,6 +297,28 @@ ChatInput parse_chat_input(const OJson& body) {
   return input;
 }
 
+void read_processor_fields(const OJson& body, SamplingOverrides& s) {
+  s.temperature = number_field(body, "temperature", 0, 2);
+  if (s.temperature) s.do_sample = *s.temperature > 0;
+  s.top_p = number_field(body, "top_p", 0, 1, /*lo_open=*/true);
+  s.presence_penalty = number_field(body, "presence_penalty", -2, 2);
+  s.frequency_penalty = number_field(body, "frequency_penalty", -2, 2);
+  s.min_p = number_field(body, "min_p", 0, 1);
+  s.repetition_penalty = number_field(body, "repetition_penalty", kMinRepetitionPenalty, kMaxRepetitionPenalty);
+  // -1 is vLLM's "off"; 0 is glass's.
+  if (auto k = int_field(body, "top_k", -1, std::numeric_limits<int64_t>::max())) s.top_k = std::max<int64_t>(*k, 0);
+}
+
+SamplingParams resolve_overrides(const SamplingParams& defaults, const SamplingOverrides& overrides) {
+  SamplingParams params = apply_overrides(defaults, overrides);
+  try {
+    params.validate("request");
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "invalid_request_error");
+  }
+  return params;
+}
+
 CompletionRequest parse_completion_request(const std::string& text, Endpoint endpoint) {
   return parse_completion_body(parse_request_object(text), endpoint);
 }
@@ -326,15 +348,7 @@ CompletionRequest parse_completion_body(const OJson& body, Endpoint endpoint) {
                                                    "') and '", r.grammar_param, "' both constrain the reply; give one"));
 
   SamplingOverrides& s = r.sampling;
-  s.temperature = number_field(body, "temperature", 0, 2);
-  if (s.temperature) s.do_sample = *s.temperature > 0;
-  s.top_p = number_field(body, "top_p", 0, 1, /*lo_open=*/true);
-  s.presence_penalty = number_field(body, "presence_penalty", -2, 2);
-  s.frequency_penalty = number_field(body, "frequency_penalty", -2, 2);
-  s.min_p = number_field(body, "min_p", 0, 1);
-  s.repetition_penalty = number_field(body, "repetition_penalty", kMinRepetitionPenalty, kMaxRepetitionPenalty);
-  // -1 is vLLM's "off"; 0 is glass's.
-  if (auto k = int_field(body, "top_k", -1, std::numeric_limits<int64_t>::max())) s.top_k = std::max<int64_t>(*k, 0);
+  read_processor_fields(body, s);
   if (const OJson* seed = field(body, "seed")) {
     if (!seed->is_number_integer()) throw wrong_type("seed", "an integer", *seed);
     // -1 asks for a random seed, as in llama.cpp's server and glass's --seed: drawn here, so
@@ -393,13 +407,7 @@ CompletionRequest parse_completion_body(const OJson& body, Endpoint endpoint) {
 SamplingParams resolve_sampling(const SamplingParams& defaults, const CompletionRequest& request) {
   SamplingOverrides o = request.sampling;
   if (request.ignore_eos) o.eos_token_ids = std::vector<int32_t>{};
-  SamplingParams params = apply_overrides(defaults, o);
-  try {
-    params.validate("request");
-  } catch (const Error& e) {
-    throw ApiError(400, e.what(), "invalid_request_error");
-  }
-  return params;
+  return resolve_overrides(defaults, o);
 }
 
 }  // namespace glass::server

@@ -89,4 +89,11 @@ CompletionRequest parse_completion_body(const nlohmann::ordered_json& body, Endp
 // request's fields applied. Throws ApiError 400 when the combination is invalid.
 SamplingParams resolve_sampling(const SamplingParams& defaults, const CompletionRequest& request);
 
+// The logits processors' fields of a request body (temperature, which also sets
+// do_sample, top_k, top_p, min_p and the three penalties), range-checked; shared by the
+// completions endpoints and POST /inspect.
+void read_processor_fields(const nlohmann::ordered_json& body, SamplingOverrides& overrides);
+// `defaults` with `overrides` applied and validated (ApiError 400).
+SamplingParams resolve_overrides(const SamplingParams& defaults, const SamplingOverrides& overrides);
+
 }  // namespace glass::server

@@ -22,6 +22,9 @@
 #include "server/request_log.h"
 #include "server/serving_metrics.h"
 #include "server/tokenize_endpoints.h"
+#include "server/inspect_endpoint.h"
+#include "server/web_page.h"
+#include "tokenizer/utf8.h"
 
 namespace glass::server {
 
@@ -52,6 +55,9 @@ void send_error(httplib::Response& res, const ApiError& e) {
 
 HttpAccess access_of(const ServerOptions& o) {
   HttpAccess a{HostPolicy::make(o.host, o.allowed_hosts), CorsPolicy::make(o.cors_origins), std::nullopt, {"/health"}};
+  // The page itself holds nothing secret and must load to ask for the key.
+  if (o.webui)
+    for (std::string& path : web_page_paths()) a.open_paths.push_back(std::move(path));
   if (o.api_key) a.api_key = ApiKey::make(*o.api_key, "ServerOptions::api_key");
   return a;
 }
@@ -102,6 +108,67 @@ struct OpenAIServer::Impl {
     entry.error = e.what();
     entry.seconds = seconds;
     request_log.write(entry);
+  }
+
+  // GET /props (llama.cpp's name): what a client such as the web UI needs to know
+  // before its first request.
+  OJson props_json() const {
+    const SamplingParams& d = model.defaults;
+    const ModelConfig& c = scheduler.model_config();
+    auto optional = [](const auto& v) { return v ? OJson(*v) : OJson(nullptr); };
+    return {{"model", model.id},
+            {"context_length", scheduler.context_length()},
+            {"chat_template", model.chat_template != nullptr},
+            {"inspect", options.inspect},
+            {"default_generation_settings",
+             {{"temperature", d.sampling() ? d.temperature : 0.0},
+              {"top_k", d.top_k},
+              {"top_p", d.top_p},
+              {"min_p", d.min_p},
+              {"repetition_penalty", d.repetition_penalty},
+              {"presence_penalty", d.presence_penalty},
+              {"frequency_penalty", d.frequency_penalty},
+              {"max_tokens", optional(d.max_new_tokens)},
+              {"seed", optional(d.seed)},
+              {"chain_order", std::string(chain_order_name(d.chain_order))}}},
+            {"architecture",
+             {{"layers", c.num_layers},
+              {"heads", c.num_heads},
+              {"kv_heads", c.num_kv_heads},
+              {"experts", c.num_experts},
+              {"experts_per_token", c.num_experts_per_tok},
+              {"vocab_size", c.vocab_size}}}};
+  }
+
+  // POST /inspect: the step runs on the scheduler thread (the model and kernels run one
+  // pass at a time), in its own KV cache, between two batch passes.
+  void inspect(const httplib::Request& req, httplib::Response& res) {
+    const auto arrival = std::chrono::steady_clock::now();
+    try {
+      if (!options.inspect)
+        throw not_found("The inspection API is off on this server (glass serve --no-inspect)", std::nullopt,
+                        "inspect_disabled");
+      InspectRequest r = parse_inspect_request(req.body, model, scheduler.context_length());
+      r.options.kv_type = scheduler.kv_type();
+      r.options.tokenizer_vocab = model.tokenizer->vocab_size();
+      const Tokenizer& tokenizer = *model.tokenizer;
+      const TokenText text = [&tokenizer](int32_t id) { return utf8::to_valid(tokenizer.token_bytes(id)); };
+      StepInspection step;
+      std::future<void> done;
+      try {
+        // The handler waits for the job, so the references it takes outlive it.
+        done = scheduler.run_on_model([&](const DecoderModel& m, Kernels& k) {
+          step = inspect_step(m, k, r.tokens, r.prompt_tokens, r.token, r.sampling, r.options, text);
+        });
+        done.get();
+      } catch (const Unavailable& e) {
+        throw ApiError(503, e.what(), "server_error", std::nullopt, "server_busy");
+      }
+      res.set_content(dump_json(inspection_json(step, r, tokenizer)), "application/json");
+    } catch (const ApiError& e) {
+      log_refusal(req, e, "", seconds_since(arrival));
+      send_error(res, e);
+    }
   }
 
   OJson model_json() const {
@@ -186,6 +253,26 @@ struct OpenAIServer::Impl {
         send_error(res, e);
       }
     });
+
+    http.get("/props", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(dump_json(props_json()), "application/json");
+    });
+    http.post("/inspect", [this](const httplib::Request& req, httplib::Response& res) { inspect(req, res); });
+    if (options.webui) {
+      auto page = [this](const httplib::Request& req, httplib::Response& res) {
+        std::optional<WebPageFile> file;
+        try {
+          file = web_page_file(req.path, options.webui_dir);
+        } catch (const Error& e) {
+          return send_error(res, ApiError(500, e.what(), "server_error"));
+        }
+        if (!file) return send_error(res, not_found(str_cat("No web UI file at ", req.path)));
+        for (const auto& [name, value] : web_page_headers()) res.set_header(name, value);
+        res.set_content(std::move(file->bytes), file->content_type);
+      };
+      http.get("/", page);
+      http.get(R"(/webui/[^/]+)", page);
+    }
 
     http.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "unknown exception";

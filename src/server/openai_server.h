@@ -4,7 +4,9 @@
 //   API: responses_request.h, response_events.h; stored responses: GET and DELETE
 //   /v1/responses/{id}, GET /v1/responses/{id}/input_items), GET /v1/models, GET /v1/models/{id},
 //   GET /health, GET /metrics (Prometheus, see serving_metrics.h), POST /tokenize and
-//   POST /detokenize (llama.cpp's and vLLM's shapes, see tokenize_endpoints.h).
+//   POST /detokenize (llama.cpp's and vLLM's shapes, see tokenize_endpoints.h), GET /props
+//   (the model, its defaults, what the web UI may show), POST /inspect (one step taken
+//   apart: inspect_endpoint.h), and the web UI at GET / (web_page.h).
 // Errors are OpenAI-style JSON objects: 400 invalid parameters or a prompt that does
 // not fit the context, 401 a missing or wrong API key, 404 unknown routes and models,
 // 413 bodies over the limit, 503 when the wait queue is full, 500 when a generation
@@ -77,6 +79,12 @@ struct ServerOptions {
   // Responses the Responses API keeps (store: true) for previous_response_id and GET
   // /v1/responses/{id}; past it the least recently used is dropped. 0: none kept.
   size_t responses_store = 1000;
+  // The web UI at `/` (web_page.h), and the folder to read its files from instead of the
+  // copies built in (nullopt: built in).
+  bool webui = true;
+  std::optional<std::string> webui_dir;
+  // POST /inspect (inspect_endpoint.h), which the web UI's token inspector calls.
+  bool inspect = true;
   bool log_requests = true;  // one line per request on stderr
   LogFormat log_format = LogFormat::text;
 };

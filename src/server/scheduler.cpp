@@ -102,7 +102,23 @@ void Scheduler::stop() {
       for (const auto& stream : e.streams) stream->end_with_error("the server is shutting down");
     waiting_.clear();
     running_ = 0;
+    for (auto& [job, done] : jobs_) done.set_exception(std::make_exception_ptr(Unavailable("the server is shutting down")));
+    jobs_.clear();
   });
+}
+
+std::future<void> Scheduler::run_on_model(ModelJob job) {
+  std::promise<void> done;
+  std::future<void> result = done.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw Unavailable("the server is shutting down");
+    if (jobs_.size() >= options_.max_jobs)
+      throw Unavailable(str_cat("the server is busy: ", jobs_.size(), " inspections wait (the most it queues); retry later"));
+    jobs_.emplace_back(std::move(job), std::move(done));
+  }
+  wake_.notify_all();
+  return result;
 }
 
 std::shared_ptr<GenerationStream> Scheduler::submit(SchedulerRequest request) {
@@ -214,10 +230,12 @@ void Scheduler::run() {
     // response also sees its blocks free in stats().
     std::vector<std::pair<std::shared_ptr<GenerationStream>, FinishedGeneration>> finished;
     Failures failed;
+    std::deque<std::pair<ModelJob, std::promise<void>>> jobs;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !active.empty(); });
+      wake_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !active.empty() || !jobs_.empty(); });
       if (stopping_) break;
+      jobs.swap(jobs_);
       // Clients that went away: their blocks are free before admission and this pass.
       std::erase_if(active, [&](const Entry& e) {
         if (!e.cancelled()) return false;
@@ -228,6 +246,16 @@ void Scheduler::run() {
         return true;
       });
       admit_locked(active, failed);
+    }
+
+    // Between passes the model is free: jobs run before this one.
+    for (auto& [job, done] : jobs) {
+      try {
+        job(model_, kernels_);
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
     }
 
     size_t in_pass = 0;

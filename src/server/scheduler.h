@@ -24,6 +24,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -99,6 +101,8 @@ struct SchedulerOptions {
   // The end tokens of constrained requests (the model's eos ids): the vocabulary's trie
   // for grammar masks is built for them at start, so no request waits for it.
   std::vector<int32_t> grammar_end_tokens = {};
+  // Model jobs (run_on_model) waiting at once; more are refused.
+  size_t max_jobs = 4;
 };
 
 struct SchedulerRequest {
@@ -163,6 +167,17 @@ class Scheduler {
 
   SchedulerStats stats() const;
 
+  // Work that needs the model and its kernels to itself but not the batch (the inspection
+  // API's traced forward passes, with their own KV cache): it runs on the scheduler thread
+  // between two passes, which wait for it. The future holds what the job threw, or
+  // Unavailable when the scheduler stopped before running it. Throws Unavailable when
+  // max_jobs jobs already wait, or after stop().
+  using ModelJob = std::function<void(const DecoderModel&, Kernels&)>;
+  std::future<void> run_on_model(ModelJob job);
+  // The element type of the served KV cache (a job's own cache uses it too).
+  KVType kv_type() const { return cache_.type(); }
+  const ModelConfig& model_config() const { return model_.config(); }
+
   // Ends every running and waiting request with an error, refuses new ones and stops
   // the thread. Idempotent; safe from any thread.
   void stop();
@@ -197,6 +212,7 @@ class Scheduler {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::deque<Entry> waiting_;
+  std::deque<std::pair<ModelJob, std::promise<void>>> jobs_;
   size_t running_ = 0;        // in the Generator
   SchedulerStats counters_;   // the cumulative fields, and the cache's after the last pass
 

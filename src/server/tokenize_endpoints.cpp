@@ -16,15 +16,6 @@ namespace {
 
 using OJson = nlohmann::ordered_json;
 
-void check_model(const OJson& body, const ServedModel& model) {
-  const OJson* name = field(body, "model");
-  if (name == nullptr) return;
-  if (!name->is_string()) throw wrong_type("model", "a string", *name);
-  if (name->get<std::string>() != model.id)
-    throw not_found(str_cat("The model '", name->get<std::string>(), "' does not exist; this server serves '", model.id, "'"),
-                    "model", "model_not_found");
-}
-
 // A string field, or nullopt when absent.
 std::optional<std::string> string_field(const OJson& body, const char* name) {
   const OJson* v = field(body, name);
@@ -50,6 +41,15 @@ OJson piece_json(std::string_view bytes) {
 }
 
 }  // namespace
+
+void check_model(const OJson& body, const ServedModel& model) {
+  const OJson* name = field(body, "model");
+  if (name == nullptr) return;
+  if (!name->is_string()) throw wrong_type("model", "a string", *name);
+  if (name->get<std::string>() != model.id)
+    throw not_found(str_cat("The model '", name->get<std::string>(), "' does not exist; this server serves '", model.id, "'"),
+                    "model", "model_not_found");
+}
 
 OJson tokenize_response(const std::string& text, const ServedModel& model, int64_t max_model_len) {
   const OJson body = parse_request_object(text);
@@ -101,25 +101,32 @@ OJson tokenize_response(const std::string& text, const ServedModel& model, int64
   return {{"tokens", std::move(tokens)}, {"count", ids.size()}, {"max_model_len", max_model_len}};
 }
 
+std::vector<int32_t> token_ids_field(const OJson& body, const char* name, const Tokenizer& tokenizer) {
+  const OJson* tokens = field(body, name);
+  if (tokens == nullptr)
+    throw invalid_parameter(name, str_cat("'", name, "' (an array of token ids) is required"), "missing_required_parameter");
+  if (!tokens->is_array()) throw wrong_type(name, "an array of token ids", *tokens);
+  std::vector<int32_t> ids;
+  ids.reserve(tokens->size());
+  for (size_t i = 0; i < tokens->size(); ++i) ids.push_back(token_id_value((*tokens)[i], str_cat(name, "[", i, "]"), tokenizer));
+  return ids;
+}
+
+int32_t token_id_value(const OJson& id, const std::string& param, const Tokenizer& tokenizer) {
+  if (!id.is_number_integer()) throw wrong_type(param, "a token id (an integer)", id);
+  const bool fits = id.is_number_unsigned() ? id.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())
+                                            : id.get<int64_t>() >= 0 && id.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+  if (!fits || !tokenizer.has_token(static_cast<int32_t>(id.get<int64_t>())))
+    throw invalid_parameter(param.substr(0, param.find('[')), str_cat("'", param, "' = ", id.dump(),
+                                                                      " is not a token id of this model's vocabulary (",
+                                                                      tokenizer.vocab_size(), " ids)"));
+  return static_cast<int32_t>(id.get<int64_t>());
+}
+
 OJson detokenize_response(const std::string& text, const ServedModel& model) {
   const OJson body = parse_request_object(text);
   check_model(body, model);
-  const OJson* tokens = field(body, "tokens");
-  if (tokens == nullptr) throw invalid_parameter("tokens", "'tokens' (an array of token ids) is required", "missing_required_parameter");
-  if (!tokens->is_array()) throw wrong_type("tokens", "an array of token ids", *tokens);
-  std::vector<int32_t> ids;
-  ids.reserve(tokens->size());
-  for (size_t i = 0; i < tokens->size(); ++i) {
-    const OJson& id = (*tokens)[i];
-    if (!id.is_number_integer()) throw wrong_type(str_cat("tokens[", i, "]"), "a token id (an integer)", id);
-    const bool fits = id.is_number_unsigned() ? id.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())
-                                              : id.get<int64_t>() >= 0 && id.get<int64_t>() <= std::numeric_limits<int32_t>::max();
-    if (!fits || !model.tokenizer->has_token(static_cast<int32_t>(id.get<int64_t>())))
-      throw invalid_parameter("tokens", str_cat("'tokens[", i, "]' = ", id.dump(), " is not a token id of this model's vocabulary (",
-                                                model.tokenizer->vocab_size(), " ids)"));
-    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
-  }
-  const std::string decoded = model.tokenizer->decode(ids);
+  const std::string decoded = model.tokenizer->decode(token_ids_field(body, "tokens", *model.tokenizer));
   return {{"content", decoded}, {"prompt", decoded}};
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,5 +27,14 @@ namespace glass::server {
 
 nlohmann::ordered_json tokenize_response(const std::string& body, const ServedModel& model, int64_t max_model_len);
 nlohmann::ordered_json detokenize_response(const std::string& body, const ServedModel& model);
+
+// A "model" field naming another model than the served one: ApiError 404 (wrong type: 400).
+void check_model(const nlohmann::ordered_json& body, const ServedModel& model);
+
+// The array of token ids in `body[name]` (required), each an id of `tokenizer`'s
+// vocabulary; ApiError 400 naming the field otherwise.
+std::vector<int32_t> token_ids_field(const nlohmann::ordered_json& body, const char* name, const Tokenizer& tokenizer);
+// One token id; `param` names it in errors ("tokens[3]", "token").
+int32_t token_id_value(const nlohmann::ordered_json& id, const std::string& param, const Tokenizer& tokenizer);
 
 }  // namespace glass::server

@@ -41,6 +41,27 @@ std::vector<LensToken> top_tokens(std::span<const float> logits, int64_t k, cons
   return out;
 }
 
+TokenStanding standing_of(std::span<const float> logits, int32_t id) {
+  if (id < 0 || static_cast<size_t>(id) >= logits.size())
+    fail("token ", id, " is not in a row of ", logits.size(), " logits");
+  TokenStanding s;
+  s.logit = logits[static_cast<size_t>(id)];
+  s.removed = !std::isfinite(s.logit);
+  double max = -INFINITY;
+  for (float v : logits)
+    if (v > max) max = v;
+  double sum = 0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float v = logits[i];
+    if (std::isnan(v)) continue;
+    if (std::isfinite(max)) sum += std::exp(static_cast<double>(v) - max);
+    // The order of top_tokens: higher logits first, then lower ids.
+    if (v > s.logit || (v == s.logit && static_cast<int32_t>(i) < id)) ++s.rank;
+  }
+  s.prob = !s.removed && sum > 0 ? std::exp(static_cast<double>(s.logit) - max) / sum : 0.0;
+  return s;
+}
+
 LensCollector::LensCollector(std::optional<std::set<int>> layers, std::optional<std::set<int32_t>> positions)
     : layers_(std::move(layers)), positions_(std::move(positions)) {}
 
@@ -67,7 +88,8 @@ void LensCollector::record(const StageTensor& t) {
   else outputs_.push_back(keep(t, positions_));
 }
 
-LogitLens LensCollector::compute(const DecoderModel& model, Kernels& kernels, int64_t top_k, const TokenText& text) const {
+LogitLens LensCollector::compute(const DecoderModel& model, Kernels& kernels, int64_t top_k, const TokenText& text,
+                                 std::optional<int32_t> watch) const {
   const ModelConfig& c = model.config();
   const int64_t vocab = c.vocab_size;
   LogitLens lens;
@@ -86,8 +108,11 @@ LogitLens LensCollector::compute(const DecoderModel& model, Kernels& kernels, in
     model.project_to_vocab(r.data.data(), n, kernels, logits);
     LensLayer layer;
     layer.layer = r.layer;
-    for (int64_t p = 0; p < n; ++p)
-      layer.top.push_back(top_tokens({logits.data() + p * vocab, static_cast<size_t>(vocab)}, top_k, text));
+    for (int64_t p = 0; p < n; ++p) {
+      const std::span<const float> row(logits.data() + p * vocab, static_cast<size_t>(vocab));
+      layer.top.push_back(top_tokens(row, top_k, text));
+      if (watch) layer.watched.push_back(standing_of(row, *watch));
+    }
     lens.layers.push_back(std::move(layer));
     // The last layer's lens is the model's own computation; say how close it came.
     if (r.layer == c.num_layers - 1 && logits_ && logits_->positions == r.positions) {

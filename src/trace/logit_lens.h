@@ -29,9 +29,21 @@ using TokenText = std::function<std::string(int32_t)>;
 // The k most probable tokens of one logits row, most probable first (ties: lower id).
 std::vector<LensToken> top_tokens(std::span<const float> logits, int64_t k, const TokenText& text = {});
 
+// Where one token stands in a logits row: its rank (0: the most probable, ties ordered as
+// top_tokens orders them) and its softmax probability. A token the row removed (-inf)
+// has probability 0 and counts as removed.
+struct TokenStanding {
+  int64_t rank = 0;
+  float logit = 0;
+  double prob = 0;
+  bool removed = false;
+};
+TokenStanding standing_of(std::span<const float> logits, int32_t id);
+
 struct LensLayer {
   int layer = -1;
   std::vector<std::vector<LensToken>> top;  // per position
+  std::vector<TokenStanding> watched;       // per position, when compute() watched a token
 };
 
 struct LogitLens {
@@ -53,7 +65,9 @@ class LensCollector : public TraceSink {
   bool wants(std::string_view stage, int layer) const override;
   void record(const StageTensor& t) override;
 
-  LogitLens compute(const DecoderModel& model, Kernels& kernels, int64_t top_k, const TokenText& text = {}) const;
+  // With `watch`, each layer also says where that token stands at each position.
+  LogitLens compute(const DecoderModel& model, Kernels& kernels, int64_t top_k, const TokenText& text = {},
+                    std::optional<int32_t> watch = std::nullopt) const;
 
  private:
   struct Rows {

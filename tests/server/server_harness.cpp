@@ -48,6 +48,8 @@ TestServer::TestServer(const std::string& model_dir, TestServerOptions options) 
   http.cors_origins = options.cors_origins;
   http.log_format = options.log_format;
   http.responses_store = options.responses_store;
+  http.webui = options.webui;
+  http.inspect = options.inspect;
   server_ = std::make_unique<server::OpenAIServer>(*scheduler_, served, http);
   port_ = server_->bind();
   thread_ = std::thread([this] { server_->listen(); });

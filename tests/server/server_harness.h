@@ -49,6 +49,8 @@ struct TestServerOptions {
   server::LogFormat log_format = server::LogFormat::text;
   std::optional<ToolCallFormat> tool_call_format = std::nullopt;  // nullopt: the chat template's
   size_t responses_store = 1000;  // responses kept for /v1/responses
+  bool webui = true;    // the page at /
+  bool inspect = true;  // POST /inspect
 };
 
 // Greedy, with Qwen's eos tokens: what a checkpoint without generation_config.json

@@ -263,5 +263,19 @@ TEST(TopTokens, MostProbableFirstTiesByIdProbabilitiesSumToOne) {
   EXPECT_TRUE(top_tokens({}, 3).empty());
 }
 
+TEST(TopTokens, AStandingIsTheTokensPlaceInTheTopList) {
+  const std::vector<float> logits = {1.0f, 3.0f, 3.0f, -INFINITY, 0.5f};
+  const auto top = top_tokens(logits, 5);
+  for (size_t rank = 0; rank < top.size(); ++rank) {
+    const TokenStanding s = standing_of(logits, top[rank].id);
+    EXPECT_EQ(s.rank, static_cast<int64_t>(rank)) << top[rank].id;
+    EXPECT_DOUBLE_EQ(s.prob, top[rank].prob);
+    EXPECT_EQ(s.logit, top[rank].logit);
+    EXPECT_EQ(s.removed, top[rank].id == 3);
+  }
+  EXPECT_THROW(standing_of(logits, 5), Error);
+  EXPECT_THROW(standing_of(logits, -1), Error);
+}
+
 }  // namespace
 }  // namespace glass
