@@ -112,6 +112,7 @@ OJson inspection_json(const StepInspection& step, const InspectRequest& request,
 
   return {{"object", "inspection"},
           {"position", step.position},
+          {"cached_tokens", step.reused},
           {"context", std::move(context)},
           {"token", request.token ? token_json(*request.token, tokenizer) : OJson(nullptr)},
           {"sampling", step.chain},

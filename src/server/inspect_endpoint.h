@@ -11,8 +11,9 @@
 //   frequency_penalty: as for chat completions, over the server's defaults (temperature
 //                    0: greedy, only the penalties run)
 //   "lens", "attention", "experts"  what to compute besides the candidates (default true)
-// The answer: {"object": "inspection", "position", "context": [{"id", "text"}...], "token",
-// "sampling", "stages": [{"name", "setting", "surviving", "removed", "top": [{"id",
+// The answer: {"object": "inspection", "position", "cached_tokens" (context tokens whose
+// KV the last inspection left: the next token of the same reply reuses it), "context":
+// [{"id", "text"}...], "token", "sampling", "stages": [{"name", "setting", "surviving", "removed", "top": [{"id",
 // "text", "logit", "prob"}], "token": {"rank", "logit", "prob"}}], "lens": {"layers":
 // [{"layer", "top", "token"}]}, "attention": {"layers", "heads", "keys", "weights"
 // [layers][heads][keys] (rounded to 1e-5)}, "experts": {"experts", "layers": [{"layer",

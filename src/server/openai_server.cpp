@@ -76,6 +76,9 @@ struct OpenAIServer::Impl {
   ServingMetrics metrics;
   GrammarCache grammars;  // compiled constraints (response_format, grammar), by their GBNF
   ResponseStore responses;  // for /v1/responses with store
+  // The KV of the last inspected context (POST /inspect): touched only by inspections,
+  // which run one at a time on the scheduler thread.
+  InspectionCache inspection_cache;
   HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
   CompletionIds ids;  // of completions, responses, their items and tool calls
@@ -158,7 +161,7 @@ struct OpenAIServer::Impl {
       try {
         // The handler waits for the job, so the references it takes outlive it.
         done = scheduler.run_on_model([&](const DecoderModel& m, Kernels& k) {
-          step = inspect_step(m, k, r.tokens, r.prompt_tokens, r.token, r.sampling, r.options, text);
+          step = inspect_step(m, k, r.tokens, r.prompt_tokens, r.token, r.sampling, r.options, text, &inspection_cache);
         });
         done.get();
       } catch (const Unavailable& e) {

@@ -33,9 +33,44 @@ CandidateStage stage_of(std::string name, std::string setting, std::span<const f
 
 }  // namespace
 
+int64_t InspectionCache::reusable(std::span<const int32_t> context) const {
+  // The last token always runs (traced): at most all but it.
+  const size_t limit = std::min(tokens_.size(), context.empty() ? 0 : context.size() - 1);
+  size_t same = 0;
+  while (same < limit && tokens_[same] == context[same]) ++same;
+  return static_cast<int64_t>(same);
+}
+
+// What inspect_step does with an InspectionCache.
+struct InspectionCacheAccess {
+  InspectionCache& c;
+  explicit InspectionCacheAccess(InspectionCache& cache) : c(cache) {}
+
+  // Makes the cache hold `context`'s reusable prefix and room for the rest; returns the
+  // prefix's length.
+  int64_t prepare(const ModelConfig& config, KVType type, std::span<const int32_t> context) {
+    constexpr int64_t kGrowth = 256;
+    const auto n = static_cast<int64_t>(context.size());
+    if (!c.kv_ || c.kv_->type() != type || c.kv_->total_blocks() * c.kv_->block_size() < n) {
+      c.kv_.reset();  // the old one's memory goes before the new one's is taken
+      c.tokens_.clear();
+      c.kv_ = std::make_unique<KVCache>(config, type, (n + kGrowth - 1) / kGrowth * kGrowth);
+      c.sequence_ = c.kv_->add_sequence();
+    }
+    const int64_t same = c.reusable(context);
+    c.kv_->truncate(c.sequence_, same);
+    c.tokens_.resize(static_cast<size_t>(same));
+    return same;
+  }
+  KVCache& cache() { return *c.kv_; }
+  int32_t sequence() const { return c.sequence_; }
+  // The cache now holds these tokens' KV.
+  void written(std::span<const int32_t> tokens) { c.tokens_.assign(tokens.begin(), tokens.end()); }
+};
+
 StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::span<const int32_t> context,
                             int64_t prompt_tokens, std::optional<int32_t> chosen, const SamplingParams& params,
-                            const InspectOptions& options, const TokenText& text) {
+                            const InspectOptions& options, const TokenText& text, InspectionCache* cache) {
   const ModelConfig& c = model.config();
   const auto n = static_cast<int64_t>(context.size());
   if (n == 0) fail("the context is empty: a step needs at least one token before it");
@@ -52,14 +87,17 @@ StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::sp
   out.position = static_cast<int32_t>(n - 1);
   const std::set<int32_t> last = {out.position};
 
-  // Everything before the last token: the KV cache the step reads, untraced.
-  KVCache cache(c, options.kv_type, n);
-  const int32_t sequence = cache.add_sequence();
+  // Everything before the last token: the KV cache the step reads, untraced; what the
+  // last inspection left of it is kept.
+  InspectionCache local;
+  InspectionCacheAccess kv(cache != nullptr ? *cache : local);
+  out.reused = kv.prepare(c, options.kv_type, context);
   std::vector<float> logits;
-  for (int64_t start = 0; start < n - 1; start += options.prefill_chunk) {
+  for (int64_t start = out.reused; start < n - 1; start += options.prefill_chunk) {
     const int64_t end = std::min(n - 1, start + options.prefill_chunk);
     const std::vector<int32_t> chunk(context.begin() + start, context.begin() + end);
-    model.forward(Batch::prompt(chunk, sequence, static_cast<int32_t>(start), false), cache, kernels, logits);
+    model.forward(Batch::prompt(chunk, kv.sequence(), static_cast<int32_t>(start), false), kv.cache(), kernels, logits);
+    kv.written(context.subspan(0, static_cast<size_t>(end)));
   }
 
   // The step itself, traced.
@@ -77,7 +115,9 @@ StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::sp
   if (options.lens) fanout.subscribe(&lens);
   const bool sparse = c.num_experts > 0;
   if (options.experts && sparse) fanout.subscribe(&routing);
-  model.forward(Batch::prompt({context.back()}, sequence, out.position, false), cache, kernels, logits, &fanout);
+  model.forward(Batch::prompt({context.back()}, kv.sequence(), out.position, false), kv.cache(), kernels, logits,
+                &fanout);
+  kv.written(context);
   if (static_cast<int64_t>(logits.size()) != c.vocab_size)
     fail("the step gave ", logits.size(), " logits for a vocabulary of ", c.vocab_size);
 

@@ -88,6 +88,8 @@ TEST(InspectApi, AStepAgreesWithWhatTheGenerationStreamed) {
     const size_t n = g.prompt.size() + k;
     EXPECT_EQ(j["object"], "inspection");
     EXPECT_EQ(j["position"], n - 1);
+    // Each step extends the last: all but the new last token come from its KV.
+    EXPECT_EQ(j["cached_tokens"], k == 0 ? 0 : n - 1);
     ASSERT_EQ(j["context"].size(), n);
     EXPECT_EQ(j["context"][n - 1]["id"], n - 1 < g.prompt.size() ? g.prompt.back() : g.ids[k - 1]);
     EXPECT_EQ(j["token"]["id"], g.ids[k]);
@@ -185,6 +187,10 @@ TEST(InspectApi, GreedyRunsOnlyThePenaltiesAndPicksTheTop) {
     EXPECT_TRUE(j["lens"].is_null());
     EXPECT_TRUE(j["attention"].is_null());
   }
+  // Back to an earlier step: its context is a prefix of the last one's.
+  const OJson again = inspect(s, g, 2, penalties, {{"lens", false}, {"attention", false}, {"top", 3}});
+  EXPECT_EQ(again["cached_tokens"], g.prompt.size() + 1);
+  EXPECT_EQ(again["stages"][2]["top"][0]["id"], g.ids[2]);
   // No processors at all: the raw logits only.
   const OJson j = inspect(s, g, 0, {{"temperature", 0}}, {{"attention", false}});
   ASSERT_EQ(j["stages"].size(), 1u);
