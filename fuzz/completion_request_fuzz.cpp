@@ -3,10 +3,12 @@
 // /v1/responses, with one stored response "resp_1" to continue and refer to), the
 // sampling parameters resolved over the checkpoint's defaults, and the prompt made: the
 // messages rendered by the Qwen2.5 chat template with the request's chat_template_kwargs
-// and tokenized, or the prompt text tokenized.
+// and tokenized, or the prompt text tokenized. The same body is also read as a POST
+// /inspect request (parse_inspect_request) against the same tokenizer.
 #include "fuzz_support.h"
 #include "runtime/chat_prompt.h"
 #include "server/completion_request.h"
+#include "server/inspect_endpoint.h"
 #include "server/responses_request.h"
 
 // The fixed inputs load before fuzzing starts, outside the per-input timeout.
@@ -44,6 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     });
   }
+  fuzz::run_one([&] {
+    const ServedModel served{"qwen", &tokenizer, &chat_template, defaults, {}, std::nullopt};
+    const InspectRequest r = parse_inspect_request(body, served, 4096);
+    GLASS_FUZZ_CHECK(!r.tokens.empty() && r.tokens.size() <= 4096, "the context fits");
+    GLASS_FUZZ_CHECK(r.prompt_tokens >= 0 && r.prompt_tokens <= static_cast<int64_t>(r.tokens.size()), "prompt_tokens");
+    for (int32_t id : r.tokens) GLASS_FUZZ_CHECK(tokenizer.has_token(id), std::to_string(id));
+  });
   static const nlohmann::ordered_json stored = nlohmann::ordered_json::parse(R"([
       {"type": "message", "id": "msg_0", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
       {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"},

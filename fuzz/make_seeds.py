@@ -309,6 +309,9 @@ def fixture_seeds(fixtures):
             ids = case.get("ids") or []
             yield "tokenizer_decode", bytes([0]) + b"".join(struct.pack("<I", i)[:3] for i in ids)
             yield "completion_request", json.dumps({"prompt": case.get("text", ""), "max_tokens": 4}).encode()
+            if ids:  # POST /inspect bodies (the same target reads them)
+                yield "completion_request", json.dumps({"tokens": ids, "prompt_tokens": len(ids) // 2, "token": ids[-1],
+                                                        "top": 5, "temperature": 0.7, "top_k": 20, "lens": False}).encode()
 
 
 def main():
