@@ -11,6 +11,12 @@ import { h, clear, percent, visibleToken, describeToken } from './dom.js';
 
 const TOP = 10;
 const LENS_TOP = 5;
+// Column labels for the stages (the server's names are in each header's title).
+const STAGE_LABELS = {
+  logits: 'raw logits', repetition_penalty: 'repetition', presence_penalty: 'presence', frequency_penalty: 'frequency',
+  temperature: 'temperature', top_k: 'top-k', top_p: 'top-p', min_p: 'min-p',
+};
+const stageLabel = (name) => STAGE_LABELS[name] || name;
 
 export function createInspector({ root, app, api, errorMessage, props, onUnauthorized, onClose }) {
   const cache = new Map();  // `${message id}:${k}` -> Promise of the inspection
@@ -148,6 +154,10 @@ export function createInspector({ root, app, api, errorMessage, props, onUnautho
       if (mySeq !== seq) return;
       current.result = result;
       setStatus('', '');
+      if (typeof result.cached_tokens === 'number') {
+        const n = result.context ? result.context.length : 0;
+        subtitle.textContent += ` · context ${n} tokens (${result.cached_tokens} reused from the last inspection)`;
+      }
       render(result, tok);
     }, (e) => {
       if (mySeq !== seq) return;
@@ -209,8 +219,8 @@ export function createInspector({ root, app, api, errorMessage, props, onUnautho
     const headRow = h('tr', null, h('th', { scope: 'col', class: 'rank', text: 'rank' }));
     for (const s of stages) {
       const setting = s.setting && s.setting !== s.name ? s.setting.replace(`${s.name}=`, '') : '';
-      headRow.appendChild(h('th', { scope: 'col', class: 'stage', dataset: { stage: s.name } },
-        h('span', { class: 'stage-name', text: s.name === 'logits' ? 'raw logits' : s.name }),
+      headRow.appendChild(h('th', { scope: 'col', class: 'stage', dataset: { stage: s.name }, title: s.setting || s.name },
+        h('span', { class: 'stage-name', text: stageLabel(s.name) }),
         setting ? h('span', { class: 'stage-setting', text: setting }) : null));
     }
     table.appendChild(h('thead', null, headRow));
@@ -258,7 +268,7 @@ export function createInspector({ root, app, api, errorMessage, props, onUnautho
     for (const s of stages) {
       const t = s.token;
       if (!t) continue;
-      const label = s.name === 'logits' ? 'raw logits' : s.name;
+      const label = stageLabel(s.name);
       parts.push(t.rank === null || t.rank === undefined ? `${label}: removed` : `${label}: #${t.rank + 1} (${percent(t.prob)})`);
     }
     return h('p', { class: 'fate' },
