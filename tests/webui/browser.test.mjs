@@ -247,6 +247,7 @@ test('chat, the token view and the inspector (Chromium, desktop and phone)', { t
   for (const key of ['temperature', 'top_k', 'top_p', 'min_p', 'repetition_penalty'])
     assert.equal(body[key], reply.settings[key], `/inspect gets the reply's ${key}`);
   assert.ok(await page.evaluate(() => document.getElementById('inspector').contains(document.activeElement)), 'focus moved into the inspector');
+  assert.equal(await page.$eval('#tab-experts', (e) => e.hidden), props.architecture.experts === 0, 'the experts view only for MoE models');
 
   // The response agrees with itself, with /props and with the stream.
   assert.equal(inspection.position, body.tokens.length - 1);
@@ -604,6 +605,36 @@ test('model output cannot inject HTML; settings validation; full storage; errors
   await page.waitForFunction(() => { const ms = globalThis.glass.state.current.messages; return !globalThis.glass.state.streaming && ms[ms.length - 1].finish_reason === 'stop'; });
   assert.equal(await page.$$eval('.msg.assistant', (e) => e.length), 5);
 
+  // Reasoning (Qwen3's thinking) goes in a collapsible block, not in the reply.
+  next.push(sse([
+    { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], prompt_token_ids: [1, 2] },
+    { choices: [{ index: 0, delta: { reasoning_content: 'Let me <think> about it.' }, logprobs: { content: [{ token: 'Let me <think> about it.', logprob: -0.2, bytes: [], top_logprobs: [] }] }, finish_reason: null, token_ids: [11] }] },
+    { choices: [{ index: 0, delta: { content: 'The answer.' }, logprobs: { content: [{ token: 'The answer.', logprob: -0.3, bytes: [], top_logprobs: [] }] }, finish_reason: null, token_ids: [12] }] },
+    { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+    '[DONE]',
+  ]));
+  const thought = await chat(page, 'Think first');
+  assert.equal(thought.reasoning, 'Let me <think> about it.');
+  assert.equal(thought.content, 'The answer.');
+  assert.deepEqual(thought.tokens.map((t) => t.r ?? 0), [1, 0]);
+  const shown = await page.$eval('.msg.assistant:last-of-type', (e) => ({
+    hidden: e.querySelector('details.reasoning').hidden,
+    open: e.querySelector('details.reasoning').open,
+    reasoning: e.querySelector('.reasoning-text').textContent,
+    body: e.querySelector('.msg-body').textContent,
+  }));
+  assert.deepEqual(shown, { hidden: false, open: false, reasoning: 'Let me <think> about it.', body: 'The answer.' });
+  // Another chat's messages in the history; no reasoning sent back.
+  sent = chatBodies[chatBodies.length - 1];
+  assert.deepEqual(sent.messages.slice(-2), [{ role: 'assistant', content: 'Fine.' }, { role: 'user', content: 'Think first' }]);
+
+  // Edit the last message: back in the box, it and its reply gone.
+  const count = await page.$$eval('.msg', (e) => e.length);
+  await page.click('.msg.user:nth-last-child(2) .msg-actions button:last-child');
+  assert.equal(await page.$eval('#prompt', (e) => e.value), 'Think first');
+  assert.equal(await page.$$eval('.msg', (e) => e.length), count - 2);
+  await page.$eval('#prompt', (e) => { e.value = ''; });
+
   // Expected: the browser logs the 400 and the failed request it was given.
   const unexpected = errors.filter((e) => !/status of 400|net::ERR_FAILED/.test(e));
   assert.deepEqual(unexpected, [], 'no other console errors');
@@ -688,6 +719,25 @@ test('with the trace API off (--no-inspect) the page is a plain chat', { timeout
   assert.equal(await page.$eval('#inspector', (e) => e.hidden), true);
   assert.equal(squash(await page.$eval('.msg.assistant .msg-body', (e) => e.textContent)), squash(reply.content));
   assert.ok(!requests.includes('/inspect'));
+  assert.deepEqual(errors, [], 'no console errors');
+  await context.close();
+}));
+
+test('a mixture-of-experts model: the experts view (faked /props and /inspect)', { timeout: 60000 }, screenshotOnFailure(async () => {
+  const fakeChat = (request) => (request.url().endsWith('/v1/chat/completions') ? fakeStream('Experts at work here.', { promptIds: [9707, 11, 1879] }) : null);
+  const moe = fakeApi({ baseURL: main.baseURL, webuiDir: WEBUI_SRC, experts: 8, routes: FAKE ? ['page', 'props', 'inspect'] : ['props', 'inspect'] });
+  const { page, errors, context } = await openPage(main, { routes: [fakeChat, moe] });
+  await chat(page, 'Route me');
+  await page.click('#token-view');
+  const inspected = page.waitForResponse((r) => r.url().endsWith('/inspect'));
+  await page.click('.msg.assistant .tok[data-k="1"]');
+  const inspection = await (await inspected).json();
+  await page.waitForSelector('#insp-candidates table.cand');
+  assert.equal(await page.$eval('#tab-experts', (e) => e.hidden), false);
+  await page.click('#tab-experts');
+  await page.waitForSelector('#insp-experts:not([hidden]) table.experts');
+  const rows = await page.$$eval('#insp-experts tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('.expert .ct')].map((e) => e.textContent)));
+  assert.deepEqual(rows, inspection.experts.layers.map((l) => l.chosen.map((c) => `E${c.expert}`)));
   assert.deepEqual(errors, [], 'no console errors');
   await context.close();
 }));

@@ -27,7 +27,9 @@ function unauthorized() {
 }
 
 // Returns a route for the test's router: (request) -> response or null (pass it on).
-export function fakeApi({ baseURL, webuiDir, apiKey = null, inspect = true }) {
+// experts: answer as a mixture-of-experts model with that many experts (the demo model is
+// dense). routes: which of 'page', 'props', 'inspect' to answer (default all).
+export function fakeApi({ baseURL, webuiDir, apiKey = null, inspect = true, experts = 0, routes = ['page', 'props', 'inspect'] }) {
   const texts = new Map();
   let model = null;
   const textOf = async (id) => {
@@ -43,7 +45,7 @@ export function fakeApi({ baseURL, webuiDir, apiKey = null, inspect = true }) {
     const url = new URL(request.url());
     if (url.origin !== baseURL) return null;
     const authorized = !apiKey || request.headers().authorization === `Bearer ${apiKey}`;
-    if (request.method() === 'GET' && (url.pathname === '/' || url.pathname.startsWith('/webui/'))) {
+    if (routes.includes('page') && request.method() === 'GET' && (url.pathname === '/' || url.pathname.startsWith('/webui/'))) {
       const name = url.pathname === '/' ? 'index.html' : url.pathname.slice('/webui/'.length);
       if (!/^[\w.-]+$/.test(name)) return { status: 404, body: 'not found' };
       try {
@@ -58,7 +60,7 @@ export function fakeApi({ baseURL, webuiDir, apiKey = null, inspect = true }) {
         return { status: 404, body: 'not found' };
       }
     }
-    if (request.method() === 'GET' && url.pathname === '/props') {
+    if (routes.includes('props') && request.method() === 'GET' && url.pathname === '/props') {
       if (!authorized) return unauthorized();
       if (!model) {
         const headers = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
@@ -66,15 +68,15 @@ export function fakeApi({ baseURL, webuiDir, apiKey = null, inspect = true }) {
       }
       return json(200, {
         model, context_length: 4096, chat_template: true, inspect,
-        default_generation_settings: DEFAULTS, architecture: FAKE_ARCHITECTURE,
+        default_generation_settings: DEFAULTS, architecture: { ...FAKE_ARCHITECTURE, experts, experts_per_token: experts ? 2 : 0 },
       });
     }
-    if (request.method() === 'POST' && url.pathname === '/inspect') {
+    if (routes.includes('inspect') && request.method() === 'POST' && url.pathname === '/inspect') {
       if (!authorized) return unauthorized();
       if (!inspect) return json(404, { error: { message: 'The inspection API is off on this server (glass serve --no-inspect)', type: 'invalid_request_error', param: null, code: 'inspect_disabled' } });
       const body = JSON.parse((await postData(request)) || '{}');
       if (!Array.isArray(body.tokens) || !body.tokens.length) return json(400, { error: { message: "'tokens' is empty", param: 'tokens' } });
-      return json(200, await fakeInspection(body, textOf));
+      return json(200, await fakeInspection(body, textOf, experts));
     }
     return null;
   };
@@ -109,7 +111,7 @@ function softmax(logits) {
 
 // A step over a made-up vocabulary of 300 candidates (the chosen token among them), run
 // through the processors the request's settings turn on, in the server's order.
-async function fakeInspection(body, textOf) {
+async function fakeInspection(body, textOf, experts = 0) {
   const n = body.tokens.length;
   const top = body.top ?? 10;
   const chosen = body.token ?? null;
@@ -186,6 +188,13 @@ async function fakeInspection(body, textOf) {
     stages,
     lens: body.lens === false ? null : { layers: lensLayers },
     attention: body.attention === false ? null : { layers: L, heads: H, keys: n, weights },
-    experts: null,
+    experts: experts && body.experts !== false ? {
+      experts,
+      layers: Array.from({ length: L }, (_, layer) => {
+        const a = Math.floor(random() * experts);
+        const w = 0.5 + random() * 0.4;
+        return { layer, chosen: [{ expert: a, weight: w }, { expert: (a + 1 + Math.floor(random() * (experts - 1))) % experts, weight: 1 - w }] };
+      }),
+    } : null,
   };
 }
