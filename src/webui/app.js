@@ -438,9 +438,9 @@ const BUCKETS = [['0', '≥ 80%'], ['1', '50–80%'], ['2', '20–50%'], ['3', '
 function renderLegend() {
   const legend = $('legend');
   clear(legend);
-  legend.appendChild(h('span', { class: 'legend-title', text: 'Token probability (the model’s, before the sampling settings):' }));
+  legend.appendChild(h('span', { class: 'legend-title', text: 'Token probability' }));
   for (const [b, label] of BUCKETS) legend.appendChild(h('span', { class: `tok-sample b${b}`, text: label }));
-  legend.appendChild(h('span', { class: 'legend-note', text: '↵ newline · → tab · · space. Select a token (or Tab to it and press Enter) to inspect that step.' }));
+  legend.appendChild(h('span', { class: 'legend-note', text: 'The model’s own probability of each token, before the sampling settings (the stream’s logprobs). ↵ newline · → tab · · space. Select a token, or Tab to it and press Enter, to inspect that step.' }));
 }
 
 function renderConversation() {

@@ -378,6 +378,8 @@ test('chat, the token view and the inspector (Chromium, desktop and phone)', { t
   const sheet = await page.$eval('#inspector', (e) => { const r = e.getBoundingClientRect(); return { left: r.left, width: r.width, bottom: r.bottom, top: r.top }; });
   assert.ok(Math.abs(sheet.left) < 1 && Math.abs(sheet.width - PHONE.width) < 1, `full width: ${JSON.stringify(sheet)}`);
   assert.ok(Math.abs(sheet.bottom - PHONE.height) < 1 && sheet.top > PHONE.height * 0.25, `at the bottom: ${JSON.stringify(sheet)}`);
+  await page.click('#tab-attention');
+  await page.waitForSelector('#insp-attention:not([hidden]) canvas.attn-canvas');
   await page.screenshot({ path: join(SHOTS, 'webui-phone.png') });
   await page.keyboard.press('Escape');
   await page.setViewport(DESKTOP);
