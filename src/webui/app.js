@@ -699,6 +699,9 @@ async function generate(conv) {
     else msg.error = e instanceof TypeError ? `Network error: could not reach the server (${e.message})` : String(e && e.message ? e.message : e);
   } finally {
     state.streaming = null;
+    // For screen readers, once per reply (the streamed text itself is not announced).
+    $('announce').textContent = msg.error ? `The reply failed: ${msg.error}`
+      : msg.stopped ? 'Reply stopped.' : `Reply finished, ${msg.tokens.length} tokens.`;
     updateComposer();
     const view = views.get(msg.id);
     if (view) updateView(view);
@@ -847,6 +850,10 @@ function setupLayout() {
     $('app').classList.toggle('sidebar-open', open);
     $('toggle-sidebar').setAttribute('aria-expanded', String(open));
   });
+  // On a phone the sidebar covers the chat: a tap beside it or Escape closes it.
+  $('chat').addEventListener('click', (e) => {
+    if ($('app').classList.contains('sidebar-open') && !e.target.closest('#toggle-sidebar')) closeSidebarOnPhone();
+  });
   $('new-chat').addEventListener('click', () => {
     if (state.current.messages.length) switchTo(newConversation());
     else closeSidebarOnPhone();
@@ -868,9 +875,13 @@ function setupLayout() {
   $('stop').addEventListener('click', stop);
   $('token-view').addEventListener('change', (e) => setTokenView(e.target.checked));
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && inspector && inspector.isOpen() && !document.querySelector('dialog[open]')) {
+    if (e.key !== 'Escape' || document.querySelector('dialog[open]')) return;
+    if (inspector && inspector.isOpen()) {
       e.preventDefault();
       inspector.close(true);
+    } else if ($('app').classList.contains('sidebar-open')) {
+      closeSidebarOnPhone();
+      $('toggle-sidebar').focus();
     }
   });
   // Another tab changed the conversations: follow its list.

@@ -196,6 +196,7 @@ test('chat, the token view and the inspector (Chromium, desktop and phone)', { t
   assert.equal(await page.$$eval('.msg.assistant .tok', (e) => e.length), 0, 'no token spans before the token view is on');
   assert.equal(await page.$eval('#chat-title', (e) => e.textContent), 'Tell me about glass.');
   assert.match(await page.$eval('.msg.assistant .msg-meta', (e) => e.textContent), /finished: (stop|length)/);
+  assert.equal(await page.$eval('#announce', (e) => e.textContent), `Reply finished, ${reply.tokens.length} tokens.`);
 
   // The token view: one span per generated token, labelled, shaded by probability.
   await page.click('#token-view');
@@ -382,6 +383,12 @@ test('chat, the token view and the inspector (Chromium, desktop and phone)', { t
   await page.waitForSelector('#insp-attention:not([hidden]) canvas.attn-canvas');
   await page.screenshot({ path: join(SHOTS, 'webui-phone.png') });
   await page.keyboard.press('Escape');
+  // The sidebar opens over the chat and closes with a tap beside it.
+  await page.click('#toggle-sidebar');
+  await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().left >= 0);
+  assert.equal(await page.$eval('#toggle-sidebar', (e) => e.getAttribute('aria-expanded')), 'true');
+  await page.mouse.click(PHONE.width - 20, PHONE.height / 2);
+  await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().right <= 0);
   await page.setViewport(DESKTOP);
 
   // The conversation survives a reload, with its tokens; the token view stays on.
