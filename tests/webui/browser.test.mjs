@@ -27,6 +27,8 @@ const CHROMIUM = process.env.GLASS_CHROMIUM || '/usr/bin/chromium';
 const FIREFOX = process.env.GLASS_FIREFOX || '/usr/bin/firefox-esr';
 const SHOTS = resolve(process.env.GLASS_WEBUI_SCREENSHOTS || process.cwd());
 const FAKE = process.env.GLASS_WEBUI_FAKE_API === '1';
+// Screenshots of the stand-in's made-up numbers are named apart from the real ones.
+const SHOT_SUFFIX = FAKE ? '-fake-api' : '';
 const DESKTOP = { width: 1280, height: 800 };
 // Not isMobile: puppeteer reloads the page to change that, and the layout only follows the width.
 const PHONE = { width: 390, height: 844, deviceScaleFactor: 2 };
@@ -302,7 +304,7 @@ test('chat, the token view and the inspector (Chromium, desktop and phone)', { t
   inspection.lens.layers.forEach((l, i) => assert.ok(lensChosen[i].startsWith(`#${l.token.rank + 1} `), lensChosen[i]));
 
   await page.click('#tab-candidates');
-  await page.screenshot({ path: join(SHOTS, 'webui-desktop.png') });
+  await page.screenshot({ path: join(SHOTS, `webui-desktop${SHOT_SUFFIX}.png`) });
 
   // Attention: heads × context tokens for the chosen layer (the last by default).
   const a = inspection.attention;
@@ -381,7 +383,7 @@ test('chat, the token view and the inspector (Chromium, desktop and phone)', { t
   assert.ok(Math.abs(sheet.bottom - PHONE.height) < 1 && sheet.top > PHONE.height * 0.25, `at the bottom: ${JSON.stringify(sheet)}`);
   await page.click('#tab-attention');
   await page.waitForSelector('#insp-attention:not([hidden]) canvas.attn-canvas');
-  await page.screenshot({ path: join(SHOTS, 'webui-phone.png') });
+  await page.screenshot({ path: join(SHOTS, `webui-phone${SHOT_SUFFIX}.png`) });
   await page.keyboard.press('Escape');
   // The sidebar opens over the chat and closes with a tap beside it.
   await page.click('#toggle-sidebar');
