@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh          to build and run it (and the kernel benchmark)
 #   scripts/install-deps.sh --test   and to build and run every test, fuzz target and
 #                                    the load benchmark (GoogleTest, numpy, Chromium,
-#                                    CJK fonts, clang with libFuzzer, Node.js and npm)
+#                                    Firefox ESR, CJK fonts, clang with libFuzzer, Node.js
+#                                    and npm)
 # Idempotent: packages already present are left alone. Run as root (or with sudo).
 set -euo pipefail
 
@@ -31,7 +32,8 @@ if [ "$tests" -eq 1 ]; then
     libgtest-dev libgmock-dev  # tests
     python3 python3-numpy      # test: .npy dumps load in numpy
     python3-pytest             # test: the Python module's tests
-    chromium                   # test: the trace HTML page renders headless without console errors
+    chromium                   # test: the trace HTML page and the web UI render headless without console errors
+    firefox-esr                # test: the web UI in Firefox too (puppeteer-core over WebDriver BiDi)
     fonts-wqy-microhei         # test: Chinese, Japanese, Korean tokens on that page have glyphs, not boxes (5 MB)
     clang libfuzzer-14-dev     # fuzzing (scripts/fuzz.sh): clang++-14 with libFuzzer, ASan and UBSan
   )

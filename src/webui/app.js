@@ -233,10 +233,10 @@ const FIELDS = [
   { key: 'top_k', label: 'Top-k', range: 'integer ≥ 0 (0: off)', parse: integer((v) => v >= 0) },
   { key: 'top_p', label: 'Top-p', range: 'above 0, at most 1 (1: off)', parse: number((v) => v > 0 && v <= 1) },
   { key: 'min_p', label: 'Min-p', range: '0 to 1 (0: off)', parse: number((v) => v >= 0 && v <= 1) },
-  { key: 'repetition_penalty', label: 'Repetition penalty', range: 'above 0 (1: off)', parse: number((v) => v > 0) },
+  { key: 'repetition_penalty', label: 'Repetition penalty', range: '0.01 to 100 (1: off)', parse: number((v) => v >= 0.01 && v <= 100) },
   { key: 'presence_penalty', label: 'Presence penalty', range: '-2 to 2 (0: off)', parse: number((v) => v >= -2 && v <= 2) },
   { key: 'frequency_penalty', label: 'Frequency penalty', range: '-2 to 2 (0: off)', parse: number((v) => v >= -2 && v <= 2) },
-  { key: 'seed', label: 'Seed', range: 'integer; empty: random', parse: integer(() => true) },
+  { key: 'seed', label: 'Seed', range: 'integer ≥ 0; empty or -1: random', parse: integer((v) => v >= -1) },
   { key: 'max_tokens', label: 'Max tokens', range: 'integer ≥ 1; empty: until the reply ends', parse: integer((v) => v >= 1) },
   { key: 'system', label: 'System prompt', range: 'empty: the chat template’s default', textarea: true, parse: (raw) => raw },
   {
