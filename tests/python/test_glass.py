@@ -227,16 +227,20 @@ def test_the_gil_is_released_while_the_model_runs():
 
     counter = threading.Thread(target=count)
     counter.start()
-    start = time.perf_counter()
+    calls = []
     for _ in range(3):
+        start = time.perf_counter()
         model.logits(ids)
-    end = time.perf_counter()
+        calls.append((start, time.perf_counter()))
     stop.set()
     counter.join()
-    during = [t for t in ticks if start < t < end]
-    # The other thread ran all along: no gap of more than a quarter of the call.
-    gaps = np.diff([start] + during + [end])
-    assert len(during) >= 5 and gaps.max() < 0.25 * (end - start) + 0.05, (len(during), gaps.max(), end - start)
+    # The other thread ran inside every call. Were the GIL held, it could not tick in the
+    # middle of one (the ends are left out: it may take the GIL as a call begins or ends).
+    # Not a bound on gaps, which a busy machine can stretch: one tick per call is enough.
+    for start, end in calls:
+        margin = 0.1 * (end - start)
+        inside = [t for t in ticks if start + margin < t < end - margin]
+        assert inside, ("no tick during a call of", end - start, "s")
 
 
 def test_two_models_run_in_two_threads():
