@@ -753,6 +753,39 @@ test('a mixture-of-experts model: the experts view (faked /props and /inspect)',
   await context.close();
 }));
 
+// The real thing where the fixtures are: glass serve on the tiny Qwen3-MoE checkpoint.
+const FIXTURES = process.env.GLASS_FIXTURES || process.env.GLASS_DEFAULT_FIXTURES || join(here, '../../../shared/fixtures');
+const MOE_DIR = join(FIXTURES, 'tiny-qwen3-moe');
+test('a mixture-of-experts model: the experts view (glass serve on tiny-qwen3-moe)',
+  { timeout: 60000, skip: FAKE ? 'GLASS_WEBUI_FAKE_API=1' : existsSync(join(MOE_DIR, 'config.json')) ? false : `no fixture at ${MOE_DIR}` },
+  screenshotOnFailure(async () => {
+    const moe = await serve(['-m', MOE_DIR]);
+    const props = await (await fetch(`${moe.baseURL}/props`)).json();
+    assert.ok(props.architecture.experts > 0 && props.architecture.experts_per_token > 0, JSON.stringify(props));
+    // Random weights rarely end a reply: 12 tokens, set as a user's setting would be.
+    const maxTokens = (page) => page.evaluateOnNewDocument(() => localStorage.setItem('glass.settings', JSON.stringify({ max_tokens: '12' })));
+    const { page, errors, context } = await openPage(moe, { before: maxTokens });
+    const reply = await chat(page, 'Route me');
+    assert.equal(reply.finish_reason, 'length');
+    assert.ok(reply.tokens.length >= 2, JSON.stringify(reply));
+    await page.click('#token-view');
+    const inspected = page.waitForResponse((r) => r.url().endsWith('/inspect'));
+    await page.click('.msg.assistant .tok[data-k="1"]');
+    const inspection = await (await inspected).json();
+    assert.equal(inspection.token.id, reply.tokens[1].id);
+    assert.equal(inspection.experts.experts, props.architecture.experts);
+    assert.equal(inspection.experts.layers.length, props.architecture.layers);
+    for (const layer of inspection.experts.layers) assert.equal(layer.chosen.length, props.architecture.experts_per_token);
+    await page.waitForSelector('#insp-candidates table.cand');
+    assert.equal(await page.$eval('#tab-experts', (e) => e.hidden), false);
+    await page.click('#tab-experts');
+    await page.waitForSelector('#insp-experts:not([hidden]) table.experts');
+    const rows = await page.$$eval('#insp-experts tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('.expert .ct')].map((e) => e.textContent)));
+    assert.deepEqual(rows, inspection.experts.layers.map((l) => l.chosen.map((c) => `E${c.expert}`)));
+    assert.deepEqual(errors, [], 'no console errors');
+    await context.close();
+  }));
+
 test('Firefox (WebDriver BiDi): chat, token view, inspector', { timeout: 90000, skip: existsSync(FIREFOX) ? false : `no Firefox at ${FIREFOX}` }, async () => {
   const firefox = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true });
   try {
