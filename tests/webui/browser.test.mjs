@@ -739,6 +739,14 @@ test('a mixture-of-experts model: the experts view (faked /props and /inspect)',
   const moe = fakeApi({ baseURL: main.baseURL, webuiDir: WEBUI_SRC, experts: 8, routes: FAKE ? ['page', 'props', 'inspect'] : ['props', 'inspect'] });
   const { page, errors, context } = await openPage(main, { routes: [fakeChat, moe] });
   await chat(page, 'Route me');
+  await inspectExperts(page);
+  assert.deepEqual(errors, [], 'no console errors');
+  await context.close();
+}));
+
+// Inspects the second token of the last reply and checks that the experts tab shows the
+// experts the inspection names, layer by layer; returns the inspection.
+async function inspectExperts(page) {
   await page.click('#token-view');
   const inspected = page.waitForResponse((r) => r.url().endsWith('/inspect'));
   await page.click('.msg.assistant .tok[data-k="1"]');
@@ -749,9 +757,8 @@ test('a mixture-of-experts model: the experts view (faked /props and /inspect)',
   await page.waitForSelector('#insp-experts:not([hidden]) table.experts');
   const rows = await page.$$eval('#insp-experts tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('.expert .ct')].map((e) => e.textContent)));
   assert.deepEqual(rows, inspection.experts.layers.map((l) => l.chosen.map((c) => `E${c.expert}`)));
-  assert.deepEqual(errors, [], 'no console errors');
-  await context.close();
-}));
+  return inspection;
+}
 
 // The real thing where the fixtures are: glass serve on the tiny Qwen3-MoE checkpoint.
 const FIXTURES = process.env.GLASS_FIXTURES || process.env.GLASS_DEFAULT_FIXTURES || join(here, '../../../shared/fixtures');
@@ -768,20 +775,11 @@ test('a mixture-of-experts model: the experts view (glass serve on tiny-qwen3-mo
     const reply = await chat(page, 'Route me');
     assert.equal(reply.finish_reason, 'length');
     assert.ok(reply.tokens.length >= 2, JSON.stringify(reply));
-    await page.click('#token-view');
-    const inspected = page.waitForResponse((r) => r.url().endsWith('/inspect'));
-    await page.click('.msg.assistant .tok[data-k="1"]');
-    const inspection = await (await inspected).json();
+    const inspection = await inspectExperts(page);
     assert.equal(inspection.token.id, reply.tokens[1].id);
     assert.equal(inspection.experts.experts, props.architecture.experts);
     assert.equal(inspection.experts.layers.length, props.architecture.layers);
     for (const layer of inspection.experts.layers) assert.equal(layer.chosen.length, props.architecture.experts_per_token);
-    await page.waitForSelector('#insp-candidates table.cand');
-    assert.equal(await page.$eval('#tab-experts', (e) => e.hidden), false);
-    await page.click('#tab-experts');
-    await page.waitForSelector('#insp-experts:not([hidden]) table.experts');
-    const rows = await page.$$eval('#insp-experts tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('.expert .ct')].map((e) => e.textContent)));
-    assert.deepEqual(rows, inspection.experts.layers.map((l) => l.chosen.map((c) => `E${c.expert}`)));
     assert.deepEqual(errors, [], 'no console errors');
     await context.close();
   }));
