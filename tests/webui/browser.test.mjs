@@ -784,7 +784,7 @@ test('a mixture-of-experts model: the experts view (glass serve on tiny-qwen3-mo
     await context.close();
   }));
 
-test('Firefox (WebDriver BiDi): chat, token view, inspector', { timeout: 90000, skip: existsSync(FIREFOX) ? false : `no Firefox at ${FIREFOX}` }, async () => {
+test('Firefox (WebDriver BiDi): chat, token view, inspector, phone width', { timeout: 90000, skip: existsSync(FIREFOX) ? false : `no Firefox at ${FIREFOX}` }, async () => {
   const firefox = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true });
   try {
     const page = await firefox.newPage();
@@ -807,6 +807,14 @@ test('Firefox (WebDriver BiDi): chat, token view, inspector', { timeout: 90000, 
     await page.waitForSelector('#insp-attention:not([hidden]) canvas.attn-canvas');
     await page.keyboard.press('Escape');
     await page.waitForSelector('#inspector', { hidden: true });
+    // Phone width: the sidebar slides away and the inspector is a full-width bottom sheet.
+    await page.setViewport({ width: PHONE.width, height: PHONE.height });
+    await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().right <= 0);
+    await page.click('.msg.assistant .tok[data-k="1"]');
+    await page.waitForSelector('#inspector:not([hidden]) #insp-candidates table.cand');
+    const sheet = await page.$eval('#inspector', (e) => { const r = e.getBoundingClientRect(); return { left: r.left, width: r.width, bottom: r.bottom, top: r.top }; });
+    assert.ok(Math.abs(sheet.left) < 1 && Math.abs(sheet.width - PHONE.width) < 1, `full width: ${JSON.stringify(sheet)}`);
+    assert.ok(Math.abs(sheet.bottom - PHONE.height) < 1 && sheet.top > PHONE.height * 0.25, `at the bottom: ${JSON.stringify(sheet)}`);
     assert.deepEqual(errors, [], 'no console errors');
   } finally {
     await firefox.close();
