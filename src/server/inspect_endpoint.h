@@ -12,7 +12,8 @@
 //                    0: greedy, only the penalties run)
 //   "lens", "attention", "experts"  what to compute besides the candidates (default true)
 // The answer: {"object": "inspection", "position", "cached_tokens" (context tokens whose
-// KV the last inspection left: the next token of the same reply reuses it), "context":
+// KV came from the prefix cache: the generation that wrote the reply, or an earlier
+// inspection, left them), "context":
 // [{"id", "text"}...], "token", "sampling", "stages": [{"name", "setting", "surviving", "removed", "top": [{"id",
 // "text", "logit", "prob"}], "token": {"rank", "logit", "prob"}}], "lens": {"layers":
 // [{"layer", "top", "token"}]}, "attention": {"layers", "heads", "keys", "weights"

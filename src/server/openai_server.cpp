@@ -76,9 +76,6 @@ struct OpenAIServer::Impl {
   ServingMetrics metrics;
   GrammarCache grammars;  // compiled constraints (response_format, grammar), by their GBNF
   ResponseStore responses;  // for /v1/responses with store
-  // The KV of the last inspected context (POST /inspect): touched only by inspections,
-  // which run one at a time on the scheduler thread.
-  InspectionCache inspection_cache;
   HttpFront http;  // after what its handlers use: its connections end first
   int64_t started_at = std::time(nullptr);
   CompletionIds ids;  // of completions, responses, their items and tool calls
@@ -144,7 +141,7 @@ struct OpenAIServer::Impl {
   }
 
   // POST /inspect: the step runs on the scheduler thread (the model and kernels run one
-  // pass at a time), in its own KV cache, between two batch passes.
+  // pass at a time) between two batch passes.
   void inspect(const httplib::Request& req, httplib::Response& res) {
     const auto arrival = std::chrono::steady_clock::now();
     try {
@@ -160,8 +157,9 @@ struct OpenAIServer::Impl {
       std::future<void> done;
       try {
         // The handler waits for the job, so the references it takes outlive it.
-        done = scheduler.run_on_model([&](const DecoderModel& m, Kernels& k) {
-          step = inspect_step(m, k, r.tokens, r.prompt_tokens, r.token, r.sampling, r.options, text, &inspection_cache);
+        // In the served cache: the generation that wrote the reply left its blocks there.
+        done = scheduler.run_on_model([&](const DecoderModel& m, Kernels& k, KVCache& cache) {
+          step = inspect_step(m, k, r.tokens, r.prompt_tokens, r.token, r.sampling, r.options, text, &cache);
         });
         done.get();
       } catch (const Unavailable& e) {

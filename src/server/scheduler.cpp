@@ -251,7 +251,7 @@ void Scheduler::run() {
     // Between passes the model is free: jobs run before this one.
     for (auto& [job, done] : jobs) {
       try {
-        job(model_, kernels_);
+        job(model_, kernels_, cache_);
         done.set_value();
       } catch (...) {
         done.set_exception(std::current_exception());

@@ -168,13 +168,14 @@ class Scheduler {
   SchedulerStats stats() const;
 
   // Work that needs the model and its kernels to itself but not the batch (the inspection
-  // API's traced forward passes, with their own KV cache): it runs on the scheduler thread
-  // between two passes, which wait for it. The future holds what the job threw, or
-  // Unavailable when the scheduler stopped before running it. Throws Unavailable when
-  // max_jobs jobs already wait, or after stop().
-  using ModelJob = std::function<void(const DecoderModel&, Kernels&)>;
+  // API's traced forward passes): it runs on the scheduler thread between two passes,
+  // which wait for it, with the KV cache too (a job may run a sequence of its own there if
+  // it keeps the cache's promises to the running ones, and drops it before it returns).
+  // The future holds what the job threw, or Unavailable when the scheduler stopped before
+  // running it. Throws Unavailable when max_jobs jobs already wait, or after stop().
+  using ModelJob = std::function<void(const DecoderModel&, Kernels&, KVCache&)>;
   std::future<void> run_on_model(ModelJob job);
-  // The element type of the served KV cache (a job's own cache uses it too).
+  // The element type of the served KV cache.
   KVType kv_type() const { return cache_.type(); }
   const ModelConfig& model_config() const { return model_.config(); }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "base/error.h"
 #include "model/batch.h"
@@ -33,44 +34,51 @@ CandidateStage stage_of(std::string name, std::string setting, std::span<const f
 
 }  // namespace
 
-int64_t InspectionCache::reusable(std::span<const int32_t> context) const {
-  // The last token always runs (traced): at most all but it.
-  const size_t limit = std::min(tokens_.size(), context.empty() ? 0 : context.size() - 1);
-  size_t same = 0;
-  while (same < limit && tokens_[same] == context[same]) ++same;
-  return static_cast<int64_t>(same);
-}
-
-// What inspect_step does with an InspectionCache.
-struct InspectionCacheAccess {
-  InspectionCache& c;
-  explicit InspectionCacheAccess(InspectionCache& cache) : c(cache) {}
-
-  // Makes the cache hold `context`'s reusable prefix and room for the rest; returns the
-  // prefix's length.
-  int64_t prepare(const ModelConfig& config, KVType type, std::span<const int32_t> context) {
-    constexpr int64_t kGrowth = 256;
+// The sequence an inspection runs in: borrowed from a shared cache (attached to its cached
+// prefix, published and dropped at the end) or in a cache of its own.
+class InspectionSequence {
+ public:
+  InspectionSequence(const ModelConfig& config, KVType type, std::span<const int32_t> context, KVCache* shared) {
     const auto n = static_cast<int64_t>(context.size());
-    if (!c.kv_ || c.kv_->type() != type || c.kv_->total_blocks() * c.kv_->block_size() < n) {
-      c.kv_.reset();  // the old one's memory goes before the new one's is taken
-      c.tokens_.clear();
-      c.kv_ = std::make_unique<KVCache>(config, type, (n + kGrowth - 1) / kGrowth * kGrowth);
-      c.sequence_ = c.kv_->add_sequence();
+    if (shared != nullptr && shared->prefix_cache()) {
+      // As admission counts a prompt: fresh blocks for the rest, the cached ones it pins.
+      const KVCache::PrefixMatch m = shared->match_prefix(context);
+      if (shared->blocks_for(n) - m.blocks + m.unheld <= shared->available_blocks()) {
+        cache_ = shared;
+        sequence_ = shared->add_sequence();
+        reused_ = shared->attach_prefix(sequence_, context);
+        shared->promise(sequence_, shared->blocks_for(n) - reused_ / shared->block_size());
+        return;
+      }
     }
-    const int64_t same = c.reusable(context);
-    c.kv_->truncate(c.sequence_, same);
-    c.tokens_.resize(static_cast<size_t>(same));
-    return same;
+    own_ = std::make_unique<KVCache>(config, type, n);
+    cache_ = own_.get();
+    sequence_ = cache_->add_sequence();
   }
-  KVCache& cache() { return *c.kv_; }
-  int32_t sequence() const { return c.sequence_; }
-  // The cache now holds these tokens' KV.
-  void written(std::span<const int32_t> tokens) { c.tokens_.assign(tokens.begin(), tokens.end()); }
+  ~InspectionSequence() {
+    if (!own_) cache_->remove_sequence(sequence_);
+  }
+  InspectionSequence(const InspectionSequence&) = delete;
+  InspectionSequence& operator=(const InspectionSequence&) = delete;
+
+  KVCache& cache() { return *cache_; }
+  int32_t sequence() const { return sequence_; }
+  int64_t reused() const { return reused_; }
+  // The context's full blocks, for the next inspection (or request) that starts with them.
+  void publish(std::span<const int32_t> context) {
+    if (!own_) cache_->publish(sequence_, context);
+  }
+
+ private:
+  std::unique_ptr<KVCache> own_;
+  KVCache* cache_ = nullptr;
+  int32_t sequence_ = -1;
+  int64_t reused_ = 0;
 };
 
 StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::span<const int32_t> context,
                             int64_t prompt_tokens, std::optional<int32_t> chosen, const SamplingParams& params,
-                            const InspectOptions& options, const TokenText& text, InspectionCache* cache) {
+                            const InspectOptions& options, const TokenText& text, KVCache* shared) {
   const ModelConfig& c = model.config();
   const auto n = static_cast<int64_t>(context.size());
   if (n == 0) fail("the context is empty: a step needs at least one token before it");
@@ -87,17 +95,15 @@ StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::sp
   out.position = static_cast<int32_t>(n - 1);
   const std::set<int32_t> last = {out.position};
 
-  // Everything before the last token: the KV cache the step reads, untraced; what the
-  // last inspection left of it is kept.
-  InspectionCache local;
-  InspectionCacheAccess kv(cache != nullptr ? *cache : local);
-  out.reused = kv.prepare(c, options.kv_type, context);
+  // Everything before the last token (less what a cached prefix holds): the KV cache the
+  // step reads, untraced.
+  InspectionSequence kv(c, options.kv_type, context, shared);
+  out.reused = kv.reused();
   std::vector<float> logits;
   for (int64_t start = out.reused; start < n - 1; start += options.prefill_chunk) {
     const int64_t end = std::min(n - 1, start + options.prefill_chunk);
     const std::vector<int32_t> chunk(context.begin() + start, context.begin() + end);
     model.forward(Batch::prompt(chunk, kv.sequence(), static_cast<int32_t>(start), false), kv.cache(), kernels, logits);
-    kv.written(context.subspan(0, static_cast<size_t>(end)));
   }
 
   // The step itself, traced.
@@ -117,7 +123,7 @@ StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::sp
   if (options.experts && sparse) fanout.subscribe(&routing);
   model.forward(Batch::prompt({context.back()}, kv.sequence(), out.position, false), kv.cache(), kernels, logits,
                 &fanout);
-  kv.written(context);
+  kv.publish(context);
   if (static_cast<int64_t>(logits.size()) != c.vocab_size)
     fail("the step gave ", logits.size(), " logits for a vocabulary of ", c.vocab_size);
 

@@ -7,13 +7,13 @@
 //
 // The context runs as a prefill (in chunks) and its last token as a one-row step with
 // the trace on, as generation runs a decode step: the traced attention is one row of
-// weights per head, not a square over the whole context. An InspectionCache keeps the
-// KV of the last context, so that inspecting the next token of the same reply computes
-// only the tokens that differ.
+// weights per head, not a square over the whole context. Given a KV cache with prefix
+// caching (the server's), the inspection runs in a sequence of its own there: the cached
+// blocks of the generation that wrote the reply (or of an earlier inspection) hold most of
+// the context already, so only its last partial block is computed again.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,7 +34,7 @@ struct InspectOptions {
   bool attention = true;
   bool experts = true;          // only for models with sparse layers
   int64_t prefill_chunk = 512;  // context tokens per forward pass
-  KVType kv_type = KVType::F32;
+  KVType kv_type = KVType::F32;  // of a cache made for the inspection
   // Ids from here on (the embedding's padding rows past the tokenizer) are never drawn:
   // the processors remove them, as in generation.
   size_t tokenizer_vocab = SIZE_MAX;
@@ -56,7 +56,7 @@ struct AttentionWeights {
 
 struct StepInspection {
   int32_t position = 0;  // of the context's last token: the step predicts position + 1
-  int64_t reused = 0;    // context tokens whose KV came from the InspectionCache
+  int64_t reused = 0;    // context tokens whose KV came from the shared cache's prefixes
   std::string chain;     // ProcessorChain::describe()
   std::vector<CandidateStage> stages;
   std::optional<LogitLens> lens;  // at the last position, watching the chosen token
@@ -64,27 +64,16 @@ struct StepInspection {
   std::optional<ExpertRouting> experts;
 };
 
-// The KV cache of the last context inspected, with its tokens. It grows to the longest
-// context inspected (in steps of 256 tokens) and is kept; one inspection at a time.
-class InspectionCache {
- public:
-  // Context tokens whose KV the last inspection left (the positions a next one reuses).
-  int64_t reusable(std::span<const int32_t> context) const;
-
- private:
-  friend struct InspectionCacheAccess;
-  std::unique_ptr<KVCache> kv_;
-  int32_t sequence_ = -1;
-  std::vector<int32_t> tokens_;  // at positions 0..tokens_.size()-1
-};
-
 // `context`: the tokens the model saw (non-empty, ids < the model's vocabulary); the first
 // `prompt_tokens` of them are the prompt and the rest were generated (presence and
 // frequency penalties count those). `chosen`: the token the step produced, if known.
 // glass::Error on bad arguments.
-// `cache` (optional) carries the KV from one inspection to the next.
+// `shared` (optional): a cache to run in, as above, when it has prefix caching and room
+// for the context (its promises to running sequences kept); its sequence is published
+// and dropped at the end. Otherwise, and without it, a cache of the context's size is
+// made for the inspection (of type options.kv_type).
 StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::span<const int32_t> context,
                             int64_t prompt_tokens, std::optional<int32_t> chosen, const SamplingParams& params,
-                            const InspectOptions& options, const TokenText& text = {}, InspectionCache* cache = nullptr);
+                            const InspectOptions& options, const TokenText& text = {}, KVCache* shared = nullptr);
 
 }  // namespace glass

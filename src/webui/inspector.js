@@ -156,7 +156,7 @@ export function createInspector({ root, app, api, errorMessage, props, onUnautho
       setStatus('', '');
       if (typeof result.cached_tokens === 'number') {
         const n = result.context ? result.context.length : 0;
-        subtitle.textContent += ` · context ${n} tokens${result.cached_tokens ? `, ${result.cached_tokens} reused from the last inspection` : ''}`;
+        subtitle.textContent += ` · context ${n} tokens${result.cached_tokens ? `, ${result.cached_tokens} from the prefix cache` : ''}`;
       }
       render(result, tok);
     }, (e) => {

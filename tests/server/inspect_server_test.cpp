@@ -29,6 +29,8 @@ void expect_error(const HttpReply& r, int status, const std::string& param, cons
   EXPECT_NE(j["error"]["message"].get<std::string>().find(in_message), std::string::npos) << r.body;
 }
 
+constexpr size_t kBlock = KVCache::kDefaultBlockSize;  // the harness's cache
+
 // A generation with the settings `sampling` (a JSON object of chat completion fields),
 // with each token's id and log probability.
 struct Generated {
@@ -88,8 +90,9 @@ TEST(InspectApi, AStepAgreesWithWhatTheGenerationStreamed) {
     const size_t n = g.prompt.size() + k;
     EXPECT_EQ(j["object"], "inspection");
     EXPECT_EQ(j["position"], n - 1);
-    // Each step extends the last: all but the new last token come from its KV.
-    EXPECT_EQ(j["cached_tokens"], k == 0 ? 0 : n - 1);
+    // The generation left its full KV blocks in the prefix cache: all of them before the
+    // last token are reused.
+    EXPECT_EQ(j["cached_tokens"], (n - 1) / kBlock * kBlock);
     ASSERT_EQ(j["context"].size(), n);
     EXPECT_EQ(j["context"][n - 1]["id"], n - 1 < g.prompt.size() ? g.prompt.back() : g.ids[k - 1]);
     EXPECT_EQ(j["token"]["id"], g.ids[k]);
@@ -168,6 +171,32 @@ TEST(InspectApi, AStepAgreesWithWhatTheGenerationStreamed) {
     }
     EXPECT_TRUE(j["experts"].is_null());  // a dense model
   }
+  // The inspections' sequences are gone: every block is free or cached, none promised.
+  const server::SchedulerStats after = s.stats();
+  EXPECT_EQ(after.kv_blocks_free, after.kv_blocks_total);
+  EXPECT_EQ(after.kv_blocks_reserved, 0);
+}
+
+TEST(InspectApi, WithoutThePrefixCacheTheWholeContextRunsWithTheSameResult) {
+  TestServerOptions o;
+  o.prefix_cache = false;
+  TestServer plain(demo_model_dir(), o);
+  TestServer cached(demo_model_dir());
+  const OJson sampling = {{"temperature", 0.9}, {"top_k", 30}, {"seed", 3}};
+  const Generated g = generate(cached, sampling, 6);
+  OJson inspect_sampling = sampling;
+  inspect_sampling.erase("seed");
+  for (size_t k = 0; k < g.ids.size(); ++k) {
+    const OJson a = inspect(plain, g, k, inspect_sampling), b = inspect(cached, g, k, inspect_sampling);
+    EXPECT_EQ(a["cached_tokens"], 0);
+    EXPECT_GT(b["cached_tokens"].get<int64_t>(), 0);
+    EXPECT_EQ(a["stages"].size(), b["stages"].size());
+    for (size_t st = 0; st < a["stages"].size(); ++st) {
+      EXPECT_EQ(a["stages"][st]["token"]["rank"], b["stages"][st]["token"]["rank"]) << k << " " << st;
+      EXPECT_NEAR(a["stages"][st]["token"]["prob"].get<double>(), b["stages"][st]["token"]["prob"].get<double>(), 1e-6);
+    }
+    EXPECT_NEAR(std::log(a["stages"][0]["token"]["prob"].get<double>()), g.logprobs[k], 1e-4);
+  }
 }
 
 TEST(InspectApi, GreedyRunsOnlyThePenaltiesAndPicksTheTop) {
@@ -189,7 +218,7 @@ TEST(InspectApi, GreedyRunsOnlyThePenaltiesAndPicksTheTop) {
   }
   // Back to an earlier step: its context is a prefix of the last one's.
   const OJson again = inspect(s, g, 2, penalties, {{"lens", false}, {"attention", false}, {"top", 3}});
-  EXPECT_EQ(again["cached_tokens"], g.prompt.size() + 1);
+  EXPECT_EQ(again["cached_tokens"], (g.prompt.size() + 1) / kBlock * kBlock);
   EXPECT_EQ(again["stages"][2]["top"][0]["id"], g.ids[2]);
   // No processors at all: the raw logits only.
   const OJson j = inspect(s, g, 0, {{"temperature", 0}}, {{"attention", false}});
