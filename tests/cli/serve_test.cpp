@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -60,6 +61,50 @@ TEST(ServeCli, RefusesEmptyKeysAndBadAccessOptionsBeforeLoading) {
   r = run_glass("serve --responses-store 2000000");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--responses-store: must be between 0 and 1000000, got 2000000"), std::string::npos) << r.err;
+  r = run_glass("serve --webui-dir /nonexistent/webui");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--webui-dir: /nonexistent/webui has no index.html"), std::string::npos) << r.err;
+  r = run_glass("serve --webui-dir /tmp --no-webui");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--webui-dir: the web UI is off (--no-webui)"), std::string::npos) << r.err;
+}
+
+// The page from the binary, or from a folder given with --webui-dir (only the files the
+// binary has), and the line that says where it is.
+TEST(ServeCli, ServesTheWebUiFromTheBinaryOrAFolder) {
+  {
+    const test::BackgroundServe serve("", "");
+    ASSERT_NE(serve.port(), 0) << serve.log();
+    EXPECT_NE(serve.log().find("web UI at http://127.0.0.1:" + std::to_string(serve.port()) + "/"), std::string::npos)
+        << serve.log();
+    httplib::Client client("127.0.0.1", serve.port());
+    auto page = client.Get("/");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200);
+    EXPECT_NE(page->body.find("/webui/app.js"), std::string::npos);
+  }
+  test::TempDir dir;
+  for (const char* name : {"index.html", "app.js", "secret.txt"}) {
+    std::ofstream(dir.file(name)) << "from the folder: " << name;
+  }
+  const test::BackgroundServe serve("", "--webui-dir " + test::shell_quote(dir.path()));
+  ASSERT_NE(serve.port(), 0) << serve.log();
+  httplib::Client client("127.0.0.1", serve.port());
+  auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->body, "from the folder: index.html");
+  auto script = client.Get("/webui/app.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->body, "from the folder: app.js");
+  EXPECT_EQ(client.Get("/webui/secret.txt")->status, 404);  // not a file of the web UI
+  auto missing = client.Get("/webui/style.css");             // one of its files, missing there
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 500);
+  EXPECT_NE(missing->body.find("cannot read the web UI file"), std::string::npos) << missing->body;
+  const test::BackgroundServe off("", "--no-webui --no-inspect");
+  ASSERT_NE(off.port(), 0) << off.log();
+  EXPECT_EQ(off.log().find("web UI at"), std::string::npos) << off.log();
+  EXPECT_EQ(httplib::Client("127.0.0.1", off.port()).Get("/")->status, 404);
 }
 
 TEST(ServeCli, HelpNamesTheOptions) {
@@ -67,7 +112,8 @@ TEST(ServeCli, HelpNamesTheOptions) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option : {"--host", "--port", "--parallel", "--queue", "--ctx-size", "--kv-budget-mb", "--model-name",
                              "--allowed-hosts", "--header-timeout", "--request-timeout", "--max-connections", "--api-key",
-                             "--cors-origin", "--log-format", "--responses-store", "GLASS_API_KEY"})
+                             "--cors-origin", "--log-format", "--responses-store", "--no-webui", "--no-inspect",
+                             "--webui-dir", "GLASS_API_KEY"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 
