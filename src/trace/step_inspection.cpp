@@ -32,8 +32,6 @@ CandidateStage stage_of(std::string name, std::string setting, std::span<const f
   return s;
 }
 
-}  // namespace
-
 // The sequence an inspection runs in: borrowed from a shared cache (attached to its cached
 // prefix, published and dropped at the end) or in a cache of its own.
 class InspectionSequence {
@@ -75,6 +73,8 @@ class InspectionSequence {
   int32_t sequence_ = -1;
   int64_t reused_ = 0;
 };
+
+}  // namespace
 
 StepInspection inspect_step(const DecoderModel& model, Kernels& kernels, std::span<const int32_t> context,
                             int64_t prompt_tokens, std::optional<int32_t> chosen, const SamplingParams& params,
