@@ -380,9 +380,22 @@ void CpuKernels::attention(const AttentionArgs& args) {
     attention_tiles(args);
     return;
   }
+  // Consecutive rows of one sequence (a prompt's) share a task, up to a tile's worth: each
+  // K/V block is converted once for all of them. Decoding rows are each a sequence of
+  // their own.
+  attention_row_tiles_.clear();
+  for (int64_t t = 0; t < args.n;) {
+    int64_t rows = 1;
+    while (t + rows < args.n && rows < simd::kMaxAttentionTileRows &&
+           args.rows[t + rows].block_ids == args.rows[t].block_ids)
+      ++rows;
+    attention_row_tiles_.push_back({t, rows});
+    t += rows;
+  }
+  const auto row_tiles = static_cast<int64_t>(attention_row_tiles_.size());
   // A task takes a KV head's whole group of query heads (each K/V row is read once for
   // all of them), unless that leaves threads idle, as decoding one sequence does.
-  const int64_t group = args.heads / args.kv_heads, pairs = args.n * args.kv_heads;
+  const int64_t group = args.heads / args.kv_heads, pairs = row_tiles * args.kv_heads;
   const int64_t chunks = std::clamp<int64_t>((pool_.size() + pairs - 1) / pairs, 1, group);
   const int64_t heads_per_task = (group + chunks - 1) / chunks;
   const int64_t tasks = pairs * ((group + heads_per_task - 1) / heads_per_task);
@@ -397,7 +410,7 @@ void CpuKernels::attention(const AttentionArgs& args) {
     if (thread >= threads) return;
     float* mine = scratch + per_thread * thread;
     for (int64_t task = thread; task < tasks; task += threads)
-      simd::attention_tasks(args, heads_per_task, task, task + 1, mine);
+      simd::attention_tasks(args, attention_row_tiles_.data(), heads_per_task, task, task + 1, mine);
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "kernels/compute_peak.h"
 #include "kernels/kernels.h"
+#include "kernels/simd_kernels.h"
 #include "kernels/thread_pool.h"
 
 namespace glass {
@@ -122,6 +123,7 @@ class CpuKernels final : public Kernels {
   std::vector<std::byte> prepared_;
   std::vector<std::byte> prepared_up_;  // when gate and up differ in type
   std::vector<float> gate_scratch_, up_scratch_, attention_scratch_;
+  std::vector<simd::AttentionTile> attention_row_tiles_;  // the batch's rows, grouped by sequence
   std::vector<std::byte> attention_tiles_;  // the tiled attention's KV tiles and per-thread scratch
 };
 

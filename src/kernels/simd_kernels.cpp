@@ -1232,10 +1232,10 @@ int64_t AttentionScratchFloats(const AttentionArgs& a, int64_t heads_per_task) {
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t padded = (a.block_size + L - 1) / L * L;
-  // Per query head of a task: its accumulator, its block's scores, its running max and
-  // sum and its block's correction; then the block's keys and values as floats, shared
-  // by the task's heads.
-  return heads_per_task * (a.head_dim + padded + 3) + 2 * padded * a.head_dim;
+  // Per row and query head of a task: its accumulator, its block's scores, its running
+  // max and sum and its block's correction; then the block's keys and values as floats,
+  // shared by the task's rows and heads.
+  return kMaxAttentionTileRows * heads_per_task * (a.head_dim + padded + 3) + 2 * padded * a.head_dim;
 }
 
 // SumOfLanes of L vectors at once: lane q of the result is SumOfLanes(df, vector q), bit
@@ -1354,16 +1354,18 @@ HWY_INLINE void AccumulateValuePair(DF df, const float* p, int64_t p_stride, con
   }
 }
 
-// One task is a token, a KV head and up to heads_per_task of the query heads that read
-// it: they go through the cached keys together, a block at a time, the block's keys and
-// values converted to floats once for all of them. Scores come L keys at a time: each
-// key's dot-product vector, then SumOfEachVector for the L of them. The FMAs of the
-// dot products and of the values' sums run as independent chains side by side. Every
-// query head's result is computed by the same operations in the same order whatever the
-// task holds, so the split does not change it (nor did this layout change a bit of it).
+// One task is a tile of rows of one sequence, a KV head and up to heads_per_task of the
+// query heads that read it: they go through the cached keys together, a block at a time,
+// the block's keys and values converted to floats once for all of them. Scores come L keys
+// at a time: each key's dot-product vector, then SumOfEachVector for the L of them. The
+// FMAs of the dot products and of the values' sums run as independent chains side by side.
+// Every row's and query head's result is computed by the same operations in the same order
+// whatever the task holds, so the tiling and the split do not change it. (A row shorter than
+// the tile's longest reads keys past its end in the block's last vector of scores: those
+// scores are set to -inf and weigh 0, as the zeros past a block's end do.)
 template <KVType Type>
-HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
-                                 float* scratch) {
+HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, const AttentionTile* tiles, int64_t heads_per_task,
+                                 int64_t task_begin, int64_t task_end, float* scratch) {
   const DF df;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
   const int64_t hd = a.head_dim;
@@ -1375,30 +1377,34 @@ HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task,
   const size_t pos_bytes = static_cast<size_t>(kv_dim) * esz;
   const int64_t padded = (a.block_size + L - 1) / L * L;
   const float minus_infinity = -std::numeric_limits<float>::infinity();
-  float* acc = scratch;                              // [heads_per_task][hd]
-  float* scores = acc + heads_per_task * hd;         // [heads_per_task][padded]: a block's
-  float* m = scores + heads_per_task * padded;       // [heads_per_task]
-  float* l = m + heads_per_task;                     // [heads_per_task]
-  float* correction = l + heads_per_task;            // [heads_per_task]: a block's rescaling
-  float* kf = correction + heads_per_task;           // [padded][hd]: the block's keys as floats
-  float* vf = kf + padded * hd;                      // [padded][hd]: its values
+  // Per (row of the tile, head of the chunk), at index r * group + g:
+  const int64_t states = kMaxAttentionTileRows * heads_per_task;
+  float* acc = scratch;                      // [states][hd]
+  float* scores = acc + states * hd;         // [states][padded]: a block's
+  float* m = scores + states * padded;       // [states]
+  float* l = m + states;                     // [states]
+  float* correction = l + states;            // [states]: a block's rescaling
+  float* kf = correction + states;           // [padded][hd]: the block's keys as floats
+  float* vf = kf + padded * hd;              // [padded][hd]: its values
   constexpr size_t kLanes = hn::MaxLanes(DF());
   constexpr size_t kBatch = kLanes < 8 ? kLanes : 8;
-  VF d[kLanes];                                      // the keys' dot-product vectors
+  VF d[kLanes];                              // the keys' dot-product vectors
   for (int64_t task = task_begin; task < task_end; ++task) {
-    const int64_t t = task / (a.kv_heads * chunks), kvh = task / chunks % a.kv_heads, chunk = task % chunks;
+    const AttentionTile& tile = tiles[task / (a.kv_heads * chunks)];
+    const int64_t kvh = task / chunks % a.kv_heads, chunk = task % chunks;
     const int64_t first = kvh * group_size + chunk * heads_per_task;  // a group's query heads are consecutive
     const int64_t group = std::min(heads_per_task, group_size - chunk * heads_per_task);
-    const float* q = a.q + (t * a.heads + first) * hd;
-    const AttentionRow& row = a.rows[t];
-    std::fill(acc, acc + group * hd, 0.0f);
-    for (int64_t g = 0; g < group; ++g) m[g] = minus_infinity, l[g] = 0;
-    for (int64_t p0 = 0; p0 < row.length; p0 += a.block_size) {
-      const int64_t nb = std::min(a.block_size, row.length - p0);
-      const int64_t chunked = (nb + L - 1) / L * L;  // whole vectors of scores
-      const size_t block_off = static_cast<size_t>(row.block_ids[p0 / a.block_size]) * a.block_stride +
+    const int32_t* block_ids = a.rows[tile.first_row].block_ids;  // shared by the tile's rows
+    int64_t longest = 0;
+    for (int64_t r = 0; r < tile.rows; ++r) longest = std::max(longest, a.rows[tile.first_row + r].length);
+    std::fill(acc, acc + tile.rows * group * hd, 0.0f);
+    for (int64_t s = 0; s < tile.rows * group; ++s) m[s] = minus_infinity, l[s] = 0;
+    for (int64_t p0 = 0; p0 < longest; p0 += a.block_size) {
+      const int64_t block_keys = std::min(a.block_size, longest - p0);
+      const int64_t block_chunked = (block_keys + L - 1) / L * L;
+      const size_t block_off = static_cast<size_t>(block_ids[p0 / a.block_size]) * a.block_stride +
                                static_cast<size_t>(kvh * hd) * esz;
-      for (int64_t j = 0; j < nb; ++j) {
+      for (int64_t j = 0; j < block_keys; ++j) {
         const std::byte* k = a.k_base + block_off + static_cast<size_t>(j) * pos_bytes;
         const std::byte* v = a.v_base + block_off + static_cast<size_t>(j) * pos_bytes;
         float* kj = kf + j * hd;
@@ -1409,92 +1415,117 @@ HWY_INLINE void AttentionTasksOf(const AttentionArgs& a, int64_t heads_per_task,
         }
         for (int64_t c = whole; c < hd; ++c) kj[c] = KVScalar<Type>(k, c), vj[c] = KVScalar<Type>(v, c);
       }
-      std::fill(kf + nb * hd, kf + chunked * hd, 0.0f);  // rows past the block's end are zeros
-      std::fill(vf + nb * hd, vf + chunked * hd, 0.0f);
-      for (int64_t g = 0; g < group; ++g) {
-        // Scores q·k / sqrt(hd), L keys at a time, their vectors summed together at the end.
-        const float* qg = q + g * hd;
-        float* sg = scores + g * padded;
-        for (int64_t j0 = 0; j0 < chunked; j0 += L) {
-          // The L keys' dot products side by side, each a chain over the dimensions.
-          // Each key's dot product as before: two partial sums (over the even and the odd
-          // vectors of the head), added; kBatch keys side by side, all L of them summed
-          // across their lanes together.
-          for (size_t j1 = 0; j1 < kLanes; j1 += kBatch) {
-            VF even[kBatch], odd[kBatch];
-            for (size_t jj = 0; jj < kBatch; ++jj) even[jj] = odd[jj] = hn::Zero(df);
-            const float* kj = kf + (j0 + static_cast<int64_t>(j1)) * hd;
-            int64_t i = 0;
-            for (; i + 2 * L <= whole; i += 2 * L) {
-              const VF q0 = hn::LoadU(df, qg + i), q1 = hn::LoadU(df, qg + i + L);
-              for (size_t jj = 0; jj < kBatch; ++jj) {
-                even[jj] = hn::MulAdd(q0, hn::LoadU(df, kj + jj * hd + i), even[jj]);
-                odd[jj] = hn::MulAdd(q1, hn::LoadU(df, kj + jj * hd + i + L), odd[jj]);
+      std::fill(kf + block_keys * hd, kf + block_chunked * hd, 0.0f);  // rows past the block's end are zeros
+      std::fill(vf + block_keys * hd, vf + block_chunked * hd, 0.0f);
+      for (int64_t r = 0; r < tile.rows; ++r) {
+        const int64_t t = tile.first_row + r;
+        const int64_t length = a.rows[t].length;
+        if (p0 >= length) continue;
+        const int64_t nb = std::min(a.block_size, length - p0);
+        const int64_t chunked = (nb + L - 1) / L * L;  // whole vectors of scores
+        const float* q = a.q + (t * a.heads + first) * hd;
+        float* row_scores = scores + r * group * padded;
+        float* row_m = m + r * group;
+        float* row_l = l + r * group;
+        float* row_correction = correction + r * group;
+        float* row_acc = acc + r * group * hd;
+        for (int64_t g = 0; g < group; ++g) {
+          // Scores q·k / sqrt(hd), L keys at a time, their vectors summed together at the end.
+          const float* qg = q + g * hd;
+          float* sg = row_scores + g * padded;
+          VF vmax = hn::Set(df, minus_infinity);
+          for (int64_t j0 = 0; j0 < chunked; j0 += L) {
+            // Each key's dot product: two partial sums (over the even and the odd vectors of
+            // the head), added; kBatch keys side by side, all L of them summed across their
+            // lanes together.
+            for (size_t j1 = 0; j1 < kLanes; j1 += kBatch) {
+              VF even[kBatch], odd[kBatch];
+              for (size_t jj = 0; jj < kBatch; ++jj) even[jj] = odd[jj] = hn::Zero(df);
+              const float* kj = kf + (j0 + static_cast<int64_t>(j1)) * hd;
+              int64_t i = 0;
+              for (; i + 2 * L <= whole; i += 2 * L) {
+                const VF q0 = hn::LoadU(df, qg + i), q1 = hn::LoadU(df, qg + i + L);
+                for (size_t jj = 0; jj < kBatch; ++jj) {
+                  even[jj] = hn::MulAdd(q0, hn::LoadU(df, kj + jj * hd + i), even[jj]);
+                  odd[jj] = hn::MulAdd(q1, hn::LoadU(df, kj + jj * hd + i + L), odd[jj]);
+                }
               }
+              if (i < whole) {
+                const VF q0 = hn::LoadU(df, qg + i);
+                for (size_t jj = 0; jj < kBatch; ++jj) even[jj] = hn::MulAdd(q0, hn::LoadU(df, kj + jj * hd + i), even[jj]);
+              }
+              for (size_t jj = 0; jj < kBatch; ++jj) d[SlotOfVector(j1 + jj)] = hn::Add(even[jj], odd[jj]);
             }
-            if (i < whole) {
-              const VF q0 = hn::LoadU(df, qg + i);
-              for (size_t jj = 0; jj < kBatch; ++jj) even[jj] = hn::MulAdd(q0, hn::LoadU(df, kj + jj * hd + i), even[jj]);
+            VF sum = SumOfEachVector(df, d);
+            if (whole < hd) {
+              hn::StoreU(sum, df, sg + j0);
+              for (int64_t jj = 0; jj < L; ++jj)
+                for (int64_t c = whole; c < hd; ++c) sg[j0 + jj] += qg[c] * kf[(j0 + jj) * hd + c];
+              sum = hn::LoadU(df, sg + j0);
             }
-            for (size_t jj = 0; jj < kBatch; ++jj) d[SlotOfVector(j1 + jj)] = hn::Add(even[jj], odd[jj]);
+            // Positions past the row's end score -inf (and weigh 0), masked here in the
+            // register: scalar stores read back as a vector stall the load.
+            const VF scaled = hn::IfThenElse(hn::FirstN(df, static_cast<size_t>(std::min(L, nb - j0))),
+                                             hn::Mul(sum, hn::Set(df, a.scale)), hn::Set(df, minus_infinity));
+            hn::StoreU(scaled, df, sg + j0);
+            vmax = hn::Max(vmax, scaled);
           }
-          hn::StoreU(SumOfEachVector(df, d), df, sg + j0);
-          if (whole < hd) {
-            for (int64_t jj = 0; jj < L; ++jj)
-              for (int64_t c = whole; c < hd; ++c) sg[j0 + jj] += qg[c] * kf[(j0 + jj) * hd + c];
+          // Online softmax: rescale what was accumulated to the new maximum.
+          const float m_new = std::max(row_m[g], hn::GetLane(hn::MaxOfLanes(df, vmax)));
+          row_correction[g] = std::exp(row_m[g] - m_new);  // 0 on the first block
+          const VF vm = hn::Set(df, m_new);
+          // The block's weights summed as vectors, then across the lanes (a chain of scalar
+          // adds over the block's keys took a fifth of the time).
+          VF vsum = hn::Zero(df);
+          for (int64_t j = 0; j < chunked; j += L) {
+            const VF e = hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::min(L, nb - j))),
+                                            hn::Exp(df, hn::Sub(hn::LoadU(df, sg + j), vm)));
+            hn::StoreU(e, df, sg + j);
+            vsum = hn::Add(vsum, e);
           }
-          hn::StoreU(hn::Mul(hn::LoadU(df, sg + j0), hn::Set(df, a.scale)), df, sg + j0);
+          const float block_sum = hn::GetLane(hn::SumOfLanes(df, vsum));
+          row_l[g] = row_l[g] * row_correction[g] + block_sum;
+          row_m[g] = m_new;
         }
-        // Online softmax: rescale what was accumulated to the new maximum. Positions past
-        // the block's end score -inf and weigh 0.
-        for (int64_t j = nb; j < chunked; ++j) sg[j] = minus_infinity;
-        VF vmax = hn::Set(df, minus_infinity);
-        for (int64_t j = 0; j < chunked; j += L) vmax = hn::Max(vmax, hn::LoadU(df, sg + j));
-        const float m_new = std::max(m[g], hn::GetLane(hn::MaxOfLanes(df, vmax)));
-        correction[g] = std::exp(m[g] - m_new);  // 0 on the first block
-        const VF vm = hn::Set(df, m_new);
-        for (int64_t j = 0; j < chunked; j += L) {
-          const VF e = hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(std::min(L, nb - j))),
-                                          hn::Exp(df, hn::Sub(hn::LoadU(df, sg + j), vm)));
-          hn::StoreU(e, df, sg + j);
+        // acc = acc * correction + sum_j p_j v_j, two heads at a time where their chains fit
+        // in the registers.
+        int64_t g = 0;
+        if (whole <= 4 * L && HWY_TARGET <= HWY_AVX3) {
+          for (; g + 2 <= group; g += 2)
+            AccumulateValuePair(df, row_scores + g * padded, padded, vf, nb, hd, whole, row_correction + g,
+                                row_acc + g * hd);
         }
-        float block_sum = 0;
-        for (int64_t j = 0; j < nb; ++j) block_sum += sg[j];
-        l[g] = l[g] * correction[g] + block_sum;
-        m[g] = m_new;
-      }
-      // acc = acc * correction + sum_j p_j v_j, two heads at a time where their chains fit
-      // in the registers.
-      int64_t g = 0;
-      if (whole <= 4 * L && HWY_TARGET <= HWY_AVX3) {
-        for (; g + 2 <= group; g += 2)
-          AccumulateValuePair(df, scores + g * padded, padded, vf, nb, hd, whole, correction + g, acc + g * hd);
-      }
-      for (; g < group; ++g) AccumulateValues(df, scores + g * padded, vf, nb, hd, whole, correction[g], acc + g * hd);
-      for (g = 0; g < group && whole < hd; ++g) {
-        const float* sg = scores + g * padded;
-        float* ag = acc + g * hd;
-        for (int64_t c = whole; c < hd; ++c) {
-          float r = ag[c] * correction[g];
-          for (int64_t j = 0; j < nb; ++j) r += sg[j] * vf[j * hd + c];
-          ag[c] = r;
+        for (; g < group; ++g)
+          AccumulateValues(df, row_scores + g * padded, vf, nb, hd, whole, row_correction[g], row_acc + g * hd);
+        for (g = 0; g < group && whole < hd; ++g) {
+          const float* sg = row_scores + g * padded;
+          float* ag = row_acc + g * hd;
+          for (int64_t c = whole; c < hd; ++c) {
+            float x = ag[c] * row_correction[g];
+            for (int64_t j = 0; j < nb; ++j) x += sg[j] * vf[j * hd + c];
+            ag[c] = x;
+          }
         }
       }
     }
-    for (int64_t g = 0; g < group; ++g) {
-      float* out = a.out + (t * a.heads + first + g) * hd;
-      const float inv = 1.0f / l[g];
-      for (int64_t i = 0; i < hd; ++i) out[i] = acc[g * hd + i] * inv;
+    for (int64_t r = 0; r < tile.rows; ++r) {
+      const int64_t t = tile.first_row + r;
+      for (int64_t g = 0; g < group; ++g) {
+        float* out = a.out + (t * a.heads + first + g) * hd;
+        const float inv = 1.0f / l[r * group + g];
+        const float* ag = acc + (r * group + g) * hd;
+        for (int64_t i = 0; i < hd; ++i) out[i] = ag[i] * inv;
+      }
     }
   }
 }
 
-void AttentionTasks(const AttentionArgs& a, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
-                    float* scratch) {
+void AttentionTasks(const AttentionArgs& a, const AttentionTile* tiles, int64_t heads_per_task, int64_t task_begin,
+                    int64_t task_end, float* scratch) {
   switch (a.kv_type) {
-    case KVType::F32: AttentionTasksOf<KVType::F32>(a, heads_per_task, task_begin, task_end, scratch); return;
-    case KVType::F16: AttentionTasksOf<KVType::F16>(a, heads_per_task, task_begin, task_end, scratch); return;
-    case KVType::BF16: AttentionTasksOf<KVType::BF16>(a, heads_per_task, task_begin, task_end, scratch); return;
+    case KVType::F32: AttentionTasksOf<KVType::F32>(a, tiles, heads_per_task, task_begin, task_end, scratch); return;
+    case KVType::F16: AttentionTasksOf<KVType::F16>(a, tiles, heads_per_task, task_begin, task_end, scratch); return;
+    case KVType::BF16: AttentionTasksOf<KVType::BF16>(a, tiles, heads_per_task, task_begin, task_end, scratch); return;
   }
 }
 
@@ -1569,9 +1600,9 @@ float sum_floats(const float* p, int64_t count) { return HWY_DYNAMIC_DISPATCH(Su
 int64_t attention_scratch_floats(const AttentionArgs& args, int64_t heads_per_task) {
   return HWY_DYNAMIC_DISPATCH(AttentionScratchFloats)(args, heads_per_task);
 }
-void attention_tasks(const AttentionArgs& args, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
-                     float* scratch) {
-  HWY_DYNAMIC_DISPATCH(AttentionTasks)(args, heads_per_task, task_begin, task_end, scratch);
+void attention_tasks(const AttentionArgs& args, const AttentionTile* tiles, int64_t heads_per_task, int64_t task_begin,
+                     int64_t task_end, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(AttentionTasks)(args, tiles, heads_per_task, task_begin, task_end, scratch);
 }
 
 }  // namespace glass::simd

@@ -57,13 +57,23 @@ void rope(float* x, int64_t n, int64_t heads, int64_t head_dim, const float* cos
 // Reads `count` floats and returns their sum: the memory-bandwidth probe's kernel.
 float sum_floats(const float* p, int64_t count);
 
-// Attention for tasks [task_begin, task_end): a task is a token, a KV head and a chunk of
-// up to heads_per_task of the query heads that read it, task = (t * kv_heads + kvh) *
-// chunks + chunk with chunks = ceil(group / heads_per_task). Blockwise online softmax over
-// the cached positions; each head's result is the same however the heads are chunked.
-// `scratch` holds at least attention_scratch_floats(args, heads_per_task) floats.
+// Consecutive rows of the batch that belong to one sequence (the same block table), at
+// most kMaxAttentionTileRows: an attention task converts each cached K/V block once for
+// all of them.
+struct AttentionTile {
+  int64_t first_row = 0;
+  int64_t rows = 1;
+};
+inline constexpr int64_t kMaxAttentionTileRows = 4;
+
+// Attention for tasks [task_begin, task_end): a task is a tile of rows, a KV head and a
+// chunk of up to heads_per_task of the query heads that read it, task = (tile * kv_heads +
+// kvh) * chunks + chunk with chunks = ceil(group / heads_per_task). Blockwise online
+// softmax over the cached positions; each row's and head's result is the same however the
+// rows are tiled and the heads chunked. `scratch` holds at least
+// attention_scratch_floats(args, heads_per_task) floats.
 int64_t attention_scratch_floats(const AttentionArgs& args, int64_t heads_per_task);
-void attention_tasks(const AttentionArgs& args, int64_t heads_per_task, int64_t task_begin, int64_t task_end,
-                     float* scratch);
+void attention_tasks(const AttentionArgs& args, const AttentionTile* tiles, int64_t heads_per_task, int64_t task_begin,
+                     int64_t task_end, float* scratch);
 
 }  // namespace glass::simd

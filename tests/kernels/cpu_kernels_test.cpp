@@ -458,14 +458,18 @@ TEST_F(SimdTargets, AttentionMatchesReference) {
             CpuKernels(*other, features_).attention(a);
             ASSERT_EQ(again, got) << other->size() << " threads";
           }
-          AttentionArgs last = a;  // the last token alone
-          last.n = 1;
-          last.q = q.data() + (n - 1) * heads * head_dim;
-          last.rows = rows.data() + n - 1;
-          std::vector<float> alone(static_cast<size_t>(heads * head_dim));
-          last.out = alone.data();
-          CpuKernels(pool, features_).attention(last);
-          ASSERT_TRUE(std::equal(alone.begin(), alone.end(), got.end() - heads * head_dim)) << "batch of one";
+          // Each token alone, as decoding runs it: the rows of one sequence share tasks
+          // (simd::AttentionTile) in the batch, and that changes no bit of any of them.
+          for (int64_t t = 0; t < n; ++t) {
+            AttentionArgs one_row = a;
+            one_row.n = 1;
+            one_row.q = q.data() + t * heads * head_dim;
+            one_row.rows = rows.data() + t;
+            std::vector<float> alone(static_cast<size_t>(heads * head_dim));
+            one_row.out = alone.data();
+            CpuKernels(pool, features_).attention(one_row);
+            ASSERT_TRUE(std::equal(alone.begin(), alone.end(), got.begin() + t * heads * head_dim)) << "row " << t << " alone";
+          }
         }
       }
     }
