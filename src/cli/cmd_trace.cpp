@@ -20,7 +20,6 @@
 #include "cli/token_ids.h"
 #include "io/checkpoint.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 #include "trace/logit_lens.h"
 #include "trace/trace_report.h"
 
@@ -183,7 +182,7 @@ Command add_trace_command(CLI::App& app) {
               selection.positions = std::set<int32_t>(p->begin(), p->end());
 
             TokenText text_of;
-            if (tokenizer) text_of = [&](int32_t id) { return utf8::to_valid(tokenizer->token_bytes(id)); };
+            if (tokenizer) text_of = token_text_of(*tokenizer);
 
             RecorderOptions rec_options;
             rec_options.first_count = o->first;

@@ -6,7 +6,6 @@
 #include "server/completion_request.h"
 #include "server/request_fields.h"
 #include "server/tokenize_endpoints.h"
-#include "tokenizer/utf8.h"
 
 namespace glass::server {
 
@@ -16,9 +15,7 @@ using OJson = nlohmann::ordered_json;
 
 constexpr int64_t kMaxTop = 100;
 
-OJson token_json(int32_t id, const Tokenizer& tokenizer) {
-  return {{"id", id}, {"text", utf8::to_valid(tokenizer.token_bytes(id))}};
-}
+OJson token_json(int32_t id, const TokenText& text) { return {{"id", id}, {"text", text(id)}}; }
 
 OJson candidates_json(const std::vector<LensToken>& top) {
   OJson out = OJson::array();
@@ -58,9 +55,9 @@ InspectRequest parse_inspect_request(const std::string& text, const ServedModel&
   return r;
 }
 
-OJson inspection_json(const StepInspection& step, const InspectRequest& request, const Tokenizer& tokenizer) {
+OJson inspection_json(const StepInspection& step, const InspectRequest& request, const TokenText& text) {
   OJson context = OJson::array();
-  for (int32_t id : request.tokens) context.push_back(token_json(id, tokenizer));
+  for (int32_t id : request.tokens) context.push_back(token_json(id, text));
   OJson stages = OJson::array();
   for (const CandidateStage& s : step.stages)
     stages.push_back({{"name", s.name},
@@ -114,7 +111,7 @@ OJson inspection_json(const StepInspection& step, const InspectRequest& request,
           {"position", step.position},
           {"cached_tokens", step.reused},
           {"context", std::move(context)},
-          {"token", request.token ? token_json(*request.token, tokenizer) : OJson(nullptr)},
+          {"token", request.token ? token_json(*request.token, text) : OJson(nullptr)},
           {"sampling", step.chain},
           {"stages", std::move(stages)},
           {"lens", std::move(lens)},

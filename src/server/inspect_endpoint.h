@@ -46,7 +46,7 @@ struct InspectRequest {
 // longer than `context_length`, values out of range. A "model" other than the served one is 404.
 InspectRequest parse_inspect_request(const std::string& body, const ServedModel& model, int64_t context_length);
 
-nlohmann::ordered_json inspection_json(const StepInspection& step, const InspectRequest& request,
-                                       const Tokenizer& tokenizer);
+// `text`: the token texts (token_text_of the served tokenizer), as the step's candidates have.
+nlohmann::ordered_json inspection_json(const StepInspection& step, const InspectRequest& request, const TokenText& text);
 
 }  // namespace glass::server

@@ -24,7 +24,6 @@
 #include "server/tokenize_endpoints.h"
 #include "server/inspect_endpoint.h"
 #include "server/web_page.h"
-#include "tokenizer/utf8.h"
 
 namespace glass::server {
 
@@ -149,10 +148,9 @@ struct OpenAIServer::Impl {
         throw not_found("The inspection API is off on this server (glass serve --no-inspect)", std::nullopt,
                         "inspect_disabled");
       InspectRequest r = parse_inspect_request(req.body, model, scheduler.context_length());
-      r.options.kv_type = scheduler.kv_type();
       r.options.tokenizer_vocab = model.tokenizer->vocab_size();
       const Tokenizer& tokenizer = *model.tokenizer;
-      const TokenText text = [&tokenizer](int32_t id) { return utf8::to_valid(tokenizer.token_bytes(id)); };
+      const TokenText text = token_text_of(tokenizer);
       StepInspection step;
       std::future<void> done;
       try {
@@ -165,7 +163,7 @@ struct OpenAIServer::Impl {
       } catch (const Unavailable& e) {
         throw ApiError(503, e.what(), "server_error", std::nullopt, "server_busy");
       }
-      res.set_content(dump_json(inspection_json(step, r, tokenizer)), "application/json");
+      res.set_content(dump_json(inspection_json(step, r, text)), "application/json");
     } catch (const ApiError& e) {
       log_refusal(req, e, "", seconds_since(arrival));
       send_error(res, e);

@@ -175,8 +175,6 @@ class Scheduler {
   // running it. Throws Unavailable when max_jobs jobs already wait, or after stop().
   using ModelJob = std::function<void(const DecoderModel&, Kernels&, KVCache&)>;
   std::future<void> run_on_model(ModelJob job);
-  // The element type of the served KV cache.
-  KVType kv_type() const { return cache_.type(); }
   const ModelConfig& model_config() const { return model_.config(); }
 
   // Ends every running and waiting request with an error, refuses new ones and stops

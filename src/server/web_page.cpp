@@ -1,9 +1,7 @@
 #include "server/web_page.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "base/error.h"
+#include "base/mapped_file.h"
 #include "webui/web_assets.h"
 
 namespace glass::server {
@@ -27,10 +25,11 @@ std::optional<WebPageFile> web_page_file(std::string_view path, const std::optio
     return file;
   }
   const std::string on_disk = *folder + "/" + std::string(asset->name);
-  std::ifstream in(on_disk, std::ios::binary);
-  std::ostringstream bytes;
-  if (!in || !(bytes << in.rdbuf())) fail("cannot read the web UI file ", on_disk, " (glass serve --webui-dir)");
-  file.bytes = std::move(bytes).str();
+  try {
+    file.bytes = read_text_file(on_disk, kMaxJsonFileBytes, "a web UI file");
+  } catch (const Error& e) {
+    fail("cannot read the web UI file (glass serve --webui-dir): ", e.what());
+  }
   return file;
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "tokenizer/utf8.h"
 
 namespace glass {
 
@@ -39,6 +40,10 @@ std::vector<LensToken> top_tokens(std::span<const float> logits, int64_t k, cons
     out.push_back(std::move(t));
   }
   return out;
+}
+
+TokenText token_text_of(const Tokenizer& tokenizer) {
+  return [&tokenizer](int32_t id) { return utf8::to_valid(tokenizer.token_bytes(id)); };
 }
 
 TokenStanding standing_of(std::span<const float> logits, int32_t id) {

@@ -12,6 +12,7 @@
 
 #include "kernels/kernels.h"
 #include "model/decoder_model.h"
+#include "tokenizer/tokenizer.h"
 #include "trace/trace_sink.h"
 
 namespace glass {
@@ -25,6 +26,9 @@ struct LensToken {
 
 // The token text for an id (e.g. from a tokenizer); may be empty.
 using TokenText = std::function<std::string(int32_t)>;
+// A tokenizer's token texts: each token's bytes as valid UTF-8 (a partial character
+// becomes U+FFFD). The tokenizer must outlive the function.
+TokenText token_text_of(const Tokenizer& tokenizer);
 
 // The k most probable tokens of one logits row, most probable first (ties: lower id).
 std::vector<LensToken> top_tokens(std::span<const float> logits, int64_t k, const TokenText& text = {});

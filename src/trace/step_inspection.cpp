@@ -49,7 +49,8 @@ class InspectionSequence {
         return;
       }
     }
-    own_ = std::make_unique<KVCache>(config, type, n);
+    // A cache of its own, of the shared one's type when there is one.
+    own_ = std::make_unique<KVCache>(config, shared != nullptr ? shared->type() : type, n);
     cache_ = own_.get();
     sequence_ = cache_->add_sequence();
   }

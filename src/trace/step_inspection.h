@@ -34,7 +34,7 @@ struct InspectOptions {
   bool attention = true;
   bool experts = true;          // only for models with sparse layers
   int64_t prefill_chunk = 512;  // context tokens per forward pass
-  KVType kv_type = KVType::F32;  // of a cache made for the inspection
+  KVType kv_type = KVType::F32;  // of a cache made for the inspection without a shared one
   // Ids from here on (the embedding's padding rows past the tokenizer) are never drawn:
   // the processors remove them, as in generation.
   size_t tokenizer_vocab = SIZE_MAX;
