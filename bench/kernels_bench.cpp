@@ -49,18 +49,20 @@ struct Weights {
 // args: weight type, rows, cols, tokens, threads, extensions: 2 all this CPU has (AMX
 // included), 1 without AMX (VNNI included), 0 none; 3 and 4: with AMX, q8_0 / q4_0 forced
 // through the tiles (3) or the VNNI kernel on the tiled layout (4) whatever the tokens;
-// then 1 to keep q8_0 / q4_0 rows row-major, as a GGUF's own are used
+// 5: all this CPU has, activations rounded to bf16 (MatmulPrecision::Bf16: AVX512-BF16 dot
+// products for bf16); then 1 to keep q8_0 / q4_0 rows row-major, as a GGUF's own are used
 void BM_Matmul(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
-  const int64_t extensions = state.range(5);
+  const MatmulPrecision precision = state.range(5) == 5 ? MatmulPrecision::Bf16 : MatmulPrecision::Float;
+  const int64_t extensions = state.range(5) == 5 ? 2 : state.range(5);
   CpuFeatures features = extensions != 0 ? CpuFeatures::detect() : CpuFeatures{};
   if (extensions == 1) features.amx = false;
   features.amx_int8 = extensions >= 2;  // the int8 tiles are measured even though off by default
   if (extensions == 3) features.int8_tile_min_tokens = 1;
   if (extensions == 4) features.int8_tile_min_tokens = std::numeric_limits<int64_t>::max();
-  CpuKernels k(pool, features);
+  CpuKernels k(pool, features, precision);
   Weights m(type, rows, cols, features, state.range(6) != 0);
   std::vector<float> x(static_cast<size_t>(n * cols), 0.5f), y(static_cast<size_t>(n * rows));
   for (auto _ : state) {
@@ -89,6 +91,18 @@ void MatmulShapes(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Matmul)->Apply(MatmulShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// bf16 at the 0.5B shapes, activations as they are (2) against rounded to bf16 (5), 2 threads.
+void Bf16PrecisionShapes(benchmark::internal::Benchmark* b) {
+  for (int extensions : {2, 5}) {
+    b->Args({static_cast<int>(WeightType::BF16), 4864, 896, 1, 2, extensions, 0});
+    b->Args({static_cast<int>(WeightType::BF16), 896, 4864, 1, 2, extensions, 0});
+    b->Args({static_cast<int>(WeightType::BF16), 4864, 896, 512, 2, extensions, 0});
+    b->Args({static_cast<int>(WeightType::BF16), 896, 4864, 512, 2, extensions, 0});
+    b->Args({static_cast<int>(WeightType::BF16), 896, 896, 512, 2, extensions, 0});
+  }
+}
+BENCHMARK(BM_Matmul)->Name("BM_MatmulBf16Precision")->Apply(Bf16PrecisionShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Where tiles overtake the VNNI kernel for q8_0 / q4_0 (the same bits): gate/up, 1 thread.
 void TileThresholdShapes(benchmark::internal::Benchmark* b) {

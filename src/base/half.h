@@ -16,6 +16,14 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+// f32_to_bf16, but zero and denormal floats become a zero of their sign, as AVX512-BF16's
+// conversions (vcvtneps2bf16) do: the rounding of MatmulPrecision::Bf16 (kernels.h).
+inline uint16_t f32_to_bf16_flushed(float f) {
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  if ((u & 0x7f800000u) == 0) return static_cast<uint16_t>((u >> 16) & 0x8000u);
+  return f32_to_bf16(f);
+}
+
 inline float f16_to_f32(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;

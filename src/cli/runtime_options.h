@@ -22,6 +22,7 @@ struct RuntimeOptions {
   int threads = 0;
   std::string weight_type;  // empty: as stored
   std::string kv_type = kDefaultKVType;
+  std::string matmul_precision = "float";
   std::optional<int> gpu_layers;  // llama.cpp's -ngl: accepted so its command lines run; nothing to offload to
   bool quiet = false;             // no progress bars
 
@@ -29,6 +30,7 @@ struct RuntimeOptions {
   void add_to(CLI::App* sub, bool quiet_flag = true);
   LoadOptions load_options() const;
   KVType kv() const;
+  MatmulPrecision precision() const;
   // The kernels; says on stderr that -ngl is ignored when it was given (every command that
   // runs the model calls this once).
   std::unique_ptr<Backend> backend() const;

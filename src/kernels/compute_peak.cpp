@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/amx_kernels.h"
+#include "kernels/bf16_dot_kernels.h"
 
 // GCC 12 reports the self-initialised placeholders of its own AVX-512 intrinsics
 // (_mm512_undefined_*) as uninitialised.
@@ -36,6 +37,20 @@ __attribute__((target("avx512f"))) int64_t fma512(int64_t iterations, std::atomi
   for (int j = 1; j < 12; ++j) total = _mm512_add_ps(total, acc[j]);
   sink->fetch_add(_mm512_reduce_add_ps(total) > 0 ? 1 : 0, std::memory_order_relaxed);
   return iterations * 12 * 16;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) int64_t dpbf16_512(int64_t iterations, std::atomic<int>* sink) {
+  const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3f00);  // 1, 0.5
+  __m512 acc[12];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) a = _mm512_dpbf16_ps(a, x, y);
+  }
+  __m512 total = acc[0];
+  for (int j = 1; j < 12; ++j) total = _mm512_add_ps(total, acc[j]);
+  sink->fetch_add(_mm512_reduce_add_ps(total) > 0 ? 1 : 0, std::memory_order_relaxed);
+  return iterations * 12 * 32;
 }
 
 __attribute__((target("avx512f,avx512vl,avx512vnni"))) int64_t vnni256(int64_t iterations, std::atomic<int>* sink) {
@@ -183,6 +198,7 @@ int64_t run(ComputeInstruction which, int64_t iterations, std::atomic<int>* sink
     case ComputeInstruction::TileInt8: return tiles(which, iterations, sink);
     case ComputeInstruction::Vnni512: return vnni512(iterations, sink);
     case ComputeInstruction::Vnni256: return vnni256(iterations, sink);
+    case ComputeInstruction::DpBf16_512: return dpbf16_512(iterations, sink);
     case ComputeInstruction::Fma512: return fma512(iterations, sink);
     case ComputeInstruction::Fma256: return fma256(iterations, sink);
     case ComputeInstruction::Int8Avx2: return int8_avx2(iterations, sink);
@@ -207,6 +223,7 @@ const char* compute_instruction_name(ComputeInstruction i) {
     case ComputeInstruction::TileInt8: return "AMX tdpbssd";
     case ComputeInstruction::Vnni512: return "AVX-512 vpdpbusd zmm";
     case ComputeInstruction::Vnni256: return "AVX-512 vpdpbusd ymm";
+    case ComputeInstruction::DpBf16_512: return "AVX512-BF16 vdpbf16ps zmm";
     case ComputeInstruction::Fma512: return "AVX-512 fp32 FMA zmm";
     case ComputeInstruction::Fma256: return "AVX2 fp32 FMA ymm";
     case ComputeInstruction::Int8Avx2: return "AVX2 vpmaddubsw ymm";
@@ -222,6 +239,7 @@ bool can_measure(ComputeInstruction i) {
   if (is_tile(i)) return amx::cpu_has_amx() && amx::tile_permission_granted();
   if (i == ComputeInstruction::Vnni512 || i == ComputeInstruction::Vnni256 || i == ComputeInstruction::Int16Vnni512)
     return amx::cpu_has_vnni512();
+  if (i == ComputeInstruction::DpBf16_512) return bf16dot::cpu_has_avx512_bf16();
   if (i == ComputeInstruction::Fma512) return __builtin_cpu_supports("avx512f");
   if (i == ComputeInstruction::Int16Madd512) return __builtin_cpu_supports("avx512bw");
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

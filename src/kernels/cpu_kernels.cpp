@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "hwy/targets.h"
 #include "kernels/amx_kernels.h"
+#include "kernels/bf16_dot_kernels.h"
 #include "kernels/reference_kernels.h"
 #include "kernels/simd_kernels.h"
 
@@ -74,6 +75,7 @@ CpuFeatures CpuFeatures::decide(const char* glass_cpu, PermissionRequest request
   }
   CpuFeatures f;
   f.avx512_vnni = path >= Path::Avx512 && simd::cpu_has_avx512_vnni() && amx::cpu_has_vnni512();
+  f.avx512_bf16 = path >= Path::Avx512 && bf16dot::cpu_has_avx512_bf16();
   if (path == Path::Amx) {
     std::string reason;
     f.amx = request_permission(&reason);
@@ -153,7 +155,8 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   return out;
 }
 
-CpuKernels::CpuKernels(ThreadPool& pool, CpuFeatures features) : pool_(pool), features_(std::move(features)) {
+CpuKernels::CpuKernels(ThreadPool& pool, CpuFeatures features, MatmulPrecision precision)
+    : Kernels(precision), pool_(pool), features_(std::move(features)) {
   if (!features_.amx) return;
   // The permission is the process's, but a tile instruction faults in any thread without
   // it: every worker checks before its first one.
@@ -175,6 +178,7 @@ std::string CpuKernels::simd_path() const {
   const bool avx3 = s.rfind("AVX3", 0) == 0;
   if (features_.avx512_vnni && avx3) s += " + VNNI";
   if (features_.amx && avx3) s += " + AMX";
+  if (features_.avx512_bf16 && avx3 && matmul_precision() == MatmulPrecision::Bf16) s += " + BF16";
   return s;
 }
 
@@ -183,9 +187,11 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
     case Route::Tiles: return w.type == WeightType::BF16 ? "AMX-BF16" : "AMX-INT8";
     case Route::Vnni: return "AVX3 + VNNI (tiled layout)";
     case Route::Decoded: return std::string(simd_target()) + " (decoded to f32)";
+    case Route::Bf16Dot: return "AVX3 + BF16";
     case Route::Vector: break;
   }
   std::string s = simd_target();
+  if (rounds_activations(w.type)) s += " (activations rounded to bf16)";
   if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
   if (traits(w.type).activation == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
   if (traits(w.type).activation == ActivationFormat::Int12x256 && features_.avx512_vnni && s.rfind("AVX3", 0) == 0)
@@ -217,6 +223,11 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
       p.instruction = ComputeInstruction::Vnni512;
       p.how = "vpdpbusd zmm on the tiled layout";
       return p;
+    case Route::Bf16Dot:
+      p.valid = true;
+      p.instruction = ComputeInstruction::DpBf16_512;
+      p.how = "vdpbf16ps zmm, activations rounded to bf16";
+      return p;
     case Route::Decoded:
     case Route::Vector: break;
   }
@@ -238,7 +249,7 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
 }
 
 CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
-  if (!w.tiled) return Route::Vector;
+  if (!w.tiled) return rounds_activations(w.type) && features_.avx512_bf16 ? Route::Bf16Dot : Route::Vector;
   if (w.type == WeightType::BF16) return features_.amx ? Route::Tiles : Route::Decoded;
   if (features_.amx && n >= features_.int8_tile_min_tokens) return Route::Tiles;
   return features_.avx512_vnni ? Route::Vnni : Route::Decoded;
@@ -246,6 +257,24 @@ CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
 
 const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
+  // Activations for bf16 dot products, or rounded to bf16 for the kernels that read floats.
+  auto by_tokens = [&](auto&& f) {
+    if (n == 1) f(0, 1);
+    else pool_.parallel_for(n, 1, f);
+  };
+  if (route == Route::Bf16Dot) {
+    const size_t bytes = static_cast<size_t>(bf16dot::row_values(cols) * n) * sizeof(uint16_t);
+    if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
+    auto* out = reinterpret_cast<uint16_t*>(buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64);
+    by_tokens([&](int64_t b, int64_t e) { bf16dot::prepare_rows(x, b, e, cols, out); });
+    return reinterpret_cast<const std::byte*>(out);
+  }
+  if (rounds_activations(type)) {
+    if (rounded_.size() < static_cast<size_t>(n * cols)) rounded_.resize(static_cast<size_t>(n * cols));
+    float* out = rounded_.data();
+    by_tokens([&](int64_t b, int64_t e) { simd::round_to_bf16(x + b * cols, out + b * cols, (e - b) * cols); });
+    x = out;
+  }
   // Rows decoded to f32 and the float kernels read x as it is, but for bf16's reordering
   // (simd::prepare_rows).
   if (route == Route::Decoded || (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
@@ -293,6 +322,9 @@ void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte
     case Route::Tiles: amx::matmul_tiles(w, xp, n, row_begin, row_end, bias, y); return;
     case Route::Vnni: amx::matmul_vnni(w, xp, n, row_begin, row_end, bias, y); return;
     case Route::Decoded: decoded_rows(w, reinterpret_cast<const float*>(xp), n, row_begin, row_end, bias, y); return;
+    case Route::Bf16Dot:
+      bf16dot::matmul_rows(w, reinterpret_cast<const uint16_t*>(xp), n, row_begin, row_end, bias, y);
+      return;
     case Route::Vector: break;
   }
   simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);

@@ -18,6 +18,9 @@ namespace glass {
 // tests turn them off to check each path against the others.
 struct CpuFeatures {
   bool avx512_vnni = false;  // int8 dot products in one instruction (interleaved / tiled q8_0, q4_0)
+  // vdpbf16ps for bf16 weights when the kernels round activations to bf16 (MatmulPrecision::Bf16,
+  // bf16_dot_kernels.h); without it they multiply the rounded activations as floats.
+  bool avx512_bf16 = false;
   bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
   // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
@@ -64,7 +67,8 @@ class CpuKernels final : public Kernels {
  public:
   // With features.amx, checks that every thread of `pool` may run tile instructions; if one
   // may not, the tile kernels stay off (features().note says why).
-  explicit CpuKernels(ThreadPool& pool, CpuFeatures features = CpuFeatures::detect());
+  explicit CpuKernels(ThreadPool& pool, CpuFeatures features = CpuFeatures::detect(),
+                      MatmulPrecision precision = MatmulPrecision::Float);
   const char* name() const override { return "cpu"; }
   const CpuFeatures& features() const { return features_; }
   // The SIMD target chosen for this CPU, e.g. "AVX2", and the extensions used beside it
@@ -105,6 +109,7 @@ class CpuKernels final : public Kernels {
     Tiles,    // amx::matmul_tiles
     Vnni,     // amx::matmul_vnni: tiled q8_0 / q4_0, few tokens
     Decoded,  // a tiled matrix without its kernels here: rows decoded to f32, the f32 kernel
+    Bf16Dot,  // bf16dot::matmul_rows: row-major bf16, activations rounded to bf16, AVX512-BF16
   };
   Route route(const WeightMatrix& w, int64_t n) const;
   const std::byte* prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
@@ -122,6 +127,7 @@ class CpuKernels final : public Kernels {
   CpuFeatures features_;
   std::vector<std::byte> prepared_;
   std::vector<std::byte> prepared_up_;  // when gate and up differ in type
+  std::vector<float> rounded_;          // activations rounded to bf16 for the kernels that multiply floats
   std::vector<float> gate_scratch_, up_scratch_, attention_scratch_;
   std::vector<simd::AttentionTile> attention_row_tiles_;  // the batch's rows, grouped by sequence
   std::vector<std::byte> attention_tiles_;  // the tiled attention's KV tiles and per-thread scratch

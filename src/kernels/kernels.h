@@ -16,6 +16,17 @@ const char* kv_type_name(KVType t);
 bool parse_kv_type(const char* s, KVType* out);
 size_t kv_type_size(KVType t);
 
+// What a matmul of bf16 weights multiplies them with. Float: the activations as they are,
+// so the forward pass stays within the fixtures' 1e-4 of a float64 one. Bf16: each
+// activation rounded to bf16 first (to nearest even, float denormals to zero, as
+// vcvtneps2bf16 does: f32_to_bf16_flushed), as llama.cpp does for bf16 weights and
+// transformers does in torch_dtype=bfloat16; every product is then exact in fp32, and
+// AVX512-BF16's vdpbf16ps takes 32 of them per instruction. Other weight types are
+// unaffected (the block types quantize their activations their own way).
+enum class MatmulPrecision { Float, Bf16 };
+const char* matmul_precision_name(MatmulPrecision p);
+bool parse_matmul_precision(const char* s, MatmulPrecision* out);
+
 // The keys and values one query token attends to: `length` positions stored in
 // blocks of `block_size` positions. Block b of the sequence lives at
 // k_base + block_ids[b] * block_stride (and likewise for v); inside a block, position
@@ -57,8 +68,14 @@ struct MatmulOutput {
 
 class Kernels {
  public:
+  explicit Kernels(MatmulPrecision precision = MatmulPrecision::Float) : precision_(precision) {}
   virtual ~Kernels() = default;
   virtual const char* name() const = 0;
+  MatmulPrecision matmul_precision() const { return precision_; }
+  // Whether a matmul of weights of type t rounds its activations to bf16.
+  bool rounds_activations(WeightType t) const {
+    return precision_ == MatmulPrecision::Bf16 && t == WeightType::BF16;
+  }
 
   // y[n, w.rows] = x[n, w.cols] · wᵀ (+ bias[w.rows] when bias is non-null).
   virtual void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) = 0;
@@ -88,6 +105,9 @@ class Kernels {
   // Causal grouped-query attention over the KV cache; query head h reads KV head
   // h / (heads / kv_heads).
   virtual void attention(const AttentionArgs& args) = 0;
+
+ private:
+  MatmulPrecision precision_;
 };
 
 }  // namespace glass

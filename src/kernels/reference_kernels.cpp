@@ -29,6 +29,18 @@ bool parse_kv_type(const char* s, KVType* out) {
 
 size_t kv_type_size(KVType t) { return t == KVType::F32 ? 4 : 2; }
 
+const char* matmul_precision_name(MatmulPrecision p) { return p == MatmulPrecision::Bf16 ? "bf16" : "float"; }
+
+bool parse_matmul_precision(const char* s, MatmulPrecision* out) {
+  for (MatmulPrecision p : {MatmulPrecision::Float, MatmulPrecision::Bf16}) {
+    if (std::strcmp(s, matmul_precision_name(p)) == 0) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
 void Kernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n, float* out) {
   std::vector<float> u(static_cast<size_t>(n * up.rows));
   matmul(gate, x, n, nullptr, out);
@@ -50,7 +62,12 @@ float load_kv(KVType t, const std::byte* row, int64_t i) {
 }
 
 void ReferenceKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
-  std::vector<float> row(static_cast<size_t>(w.cols));
+  std::vector<float> row(static_cast<size_t>(w.cols)), rounded;
+  if (rounds_activations(w.type)) {
+    rounded.resize(static_cast<size_t>(n * w.cols));
+    for (size_t i = 0; i < rounded.size(); ++i) rounded[i] = bf16_to_f32(f32_to_bf16_flushed(x[i]));
+    x = rounded.data();
+  }
   for (int64_t r = 0; r < w.rows; ++r) {
     dequantize_row(w, r, row.data());
     for (int64_t t = 0; t < n; ++t) {

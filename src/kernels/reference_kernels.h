@@ -7,6 +7,7 @@ namespace glass {
 
 class ReferenceKernels final : public Kernels {
  public:
+  explicit ReferenceKernels(MatmulPrecision precision = MatmulPrecision::Float) : Kernels(precision) {}
   const char* name() const override { return "reference"; }
   void matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) override;
   void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y) override;

@@ -31,6 +31,9 @@ const char* name_of_target(int64_t target);
 bool quantize_blocks(WeightType type, const float* in, std::byte* out, int64_t blocks);
 // bf16 / f16 values widened to floats, vectorized; false (and nothing written) for other types.
 bool widen_to_float(WeightType type, const std::byte* src, float* out, int64_t count);
+// Floats rounded to bf16 and back (f32_to_bf16_flushed), vectorized: MatmulPrecision::Bf16's
+// activations for the kernels that multiply floats. `out` may be `in`.
+void round_to_bf16(const float* in, float* out, int64_t count);
 
 // Activations are prepared once per matmul in the layout the weight type's kernel
 // reads (its ActivationFormat): f32 (F32, F16 and the block types decoded to float),

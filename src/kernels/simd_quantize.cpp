@@ -585,6 +585,28 @@ void WidenToFloat(WeightType type, const std::byte* src, float* out, int64_t cou
   if (i < count) dequantize_values(type, src + i * 2, out + i, count - i);
 }
 
+// Floats rounded to bf16 and widened back, bit for bit f32_to_bf16_flushed: RNE on the bits,
+// NaNs made quiet, zeros and denormals to a zero of their sign.
+void RoundToBf16(const float* in, float* out, int64_t count) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;  // the arithmetic (wraps)
+  const hn::RebindToSigned<decltype(df)> di;    // the comparison: both sides are below 2^31
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto high = hn::Set(du, 0xffff0000u), exponent = hn::Set(du, 0x7f800000u);
+  int64_t i = 0;
+  for (; i + N <= count; i += N) {
+    const auto u = hn::BitCast(du, hn::LoadU(df, in + i));
+    const auto bias = hn::Add(hn::Set(du, 0x7fffu), hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u)));
+    const auto rounded = hn::And(hn::Add(u, bias), high);
+    const auto quiet = hn::And(hn::Or(u, hn::Set(du, 0x00400000u)), high);
+    const auto nan = hn::Gt(hn::BitCast(di, hn::And(u, hn::Set(du, 0x7fffffffu))), hn::BitCast(di, exponent));
+    auto r = hn::IfThenElse(hn::RebindMask(du, nan), quiet, rounded);
+    r = hn::IfThenElse(hn::Eq(hn::And(u, exponent), hn::Zero(du)), hn::And(u, hn::Set(du, 0x80000000u)), r);
+    hn::StoreU(hn::BitCast(df, r), df, out + i);
+  }
+  for (; i < count; ++i) out[i] = bf16_to_f32(f32_to_bf16_flushed(in[i]));
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace glass::simd
 HWY_AFTER_NAMESPACE();
@@ -600,6 +622,9 @@ HWY_EXPORT(QuantizeQ4_K);
 HWY_EXPORT(QuantizeQ5_K);
 HWY_EXPORT(QuantizeQ6_K);
 HWY_EXPORT(WidenToFloat);
+HWY_EXPORT(RoundToBf16);
+
+void round_to_bf16(const float* in, float* out, int64_t count) { HWY_DYNAMIC_DISPATCH(RoundToBf16)(in, out, count); }
 
 bool widen_to_float(WeightType type, const std::byte* src, float* out, int64_t count) {
   if (type != WeightType::BF16 && type != WeightType::F16) return false;

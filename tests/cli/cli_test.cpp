@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "base/error.h"
@@ -234,6 +236,25 @@ TEST(Cli, LogitsWritesLastOrAllPositions) {
   for (size_t i = 0; i < last.size(); ++i) ASSERT_EQ(all[2 * 151936 + i], last[i]);
 }
 
+// --matmul-precision bf16 rounds the activations of the demo model's bf16 matrices: logits
+// near the float ones (the top one the same) but not equal.
+TEST(Cli, LogitsWithBf16Activations) {
+  TempDir tmp;
+  for (const char* precision : {"float", "bf16"}) {
+    const auto r = run_glass(std::string("logits --ids '9707 11 1879' --matmul-precision ") + precision + " --out " +
+                             shell_quote(tmp.file(std::string(precision) + ".f32")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const auto exact = test::read_f32_file(tmp.file("float.f32")), rounded = test::read_f32_file(tmp.file("bf16.f32"));
+  ASSERT_EQ(exact.size(), rounded.size());
+  double worst = 0;
+  for (size_t i = 0; i < exact.size(); ++i) worst = std::max(worst, std::fabs(double(exact[i]) - rounded[i]));
+  EXPECT_GT(worst, 1e-4);
+  EXPECT_LT(worst, 0.5);
+  EXPECT_EQ(std::max_element(exact.begin(), exact.end()) - exact.begin(),
+            std::max_element(rounded.begin(), rounded.end()) - rounded.begin());
+}
+
 TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
   TempDir tmp;
   const std::string out = tmp.file("x.f32");
@@ -249,6 +270,8 @@ TEST(Cli, BadInputGivesClearErrorAndNoOutputFile) {
       {"logits --ids 151936 --out " + shell_quote(out), "token id 151936 is out of range"},
       {"logits --ids 1 --out " + shell_quote(tmp.file("no/such/dir/x.f32")), "cannot create"},
       {"inspect --kv-type q4 ", "--kv-type"},
+      {"logits --matmul-precision fp8 --ids 1 --out " + shell_quote(out),
+       "--matmul-precision: \"fp8\" is not one of float, bf16"},
       {"convert --type Q4_K_X --out " + shell_quote(out) + " -m " + shell_quote(test::demo_model_dir()),
        "--type: \"Q4_K_X\" is not one of"},
       {"convert --type Q8_0 --out " + shell_quote(out) + " -m " + shell_quote(tmp.file("none")),

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -12,6 +13,7 @@
 
 #include "base/half.h"
 #include "quant/blocks.h"
+#include "kernels/bf16_dot_kernels.h"
 #include "kernels/reference_kernels.h"
 #include "kernels/simd_kernels.h"
 
@@ -120,10 +122,10 @@ class SimdTargets : public ::testing::Test {
       simd::force_target(t);
       const std::string name = simd::name_of_target(t);
       std::vector<CpuFeatures> variants = {CpuFeatures{}};
-      if (all.avx512_vnni && name.rfind("AVX3", 0) == 0) variants.push_back(all);
+      if ((all.avx512_vnni || all.avx512_bf16) && name.rfind("AVX3", 0) == 0) variants.push_back(all);
       for (const CpuFeatures& v : variants) {
         features_ = v;
-        SCOPED_TRACE("SIMD target " + name + (v.avx512_vnni ? " + VNNI" : ""));
+        SCOPED_TRACE("SIMD target " + name + (v.avx512_vnni ? " + VNNI" : "") + (v.avx512_bf16 ? " + BF16" : ""));
         f();
       }
     }
@@ -225,6 +227,140 @@ TEST_F(SimdTargets, LongFloatRowsInColumnChunksAreBatchInvariant) {
       }
     }
   });
+}
+
+// The same values in the AMX tiles' layout, which kernels without AMX read by decoding rows.
+Matrix tiled(const Matrix& m) {
+  Matrix out;
+  out.bytes.resize(tiled_bytes(m.w.type, m.w.rows, m.w.cols) + 64);
+  out.w = tile_rows(m.w, out.bytes.data() + (64 - reinterpret_cast<uintptr_t>(out.bytes.data()) % 64) % 64);
+  return out;
+}
+
+// MatmulPrecision::Bf16: bf16 weights multiply activations rounded to bf16 on every path
+// (AVX512-BF16 dot products where the CPU has them, the float kernels on rounded activations
+// elsewhere, a tiled matrix's rows decoded), against the reference rounding them the same
+// way; the other types are unaffected. Rows of 2088 columns go through the dot kernel's
+// column chunks.
+TEST_F(SimdTargets, Bf16ActivationsMatchTheReferenceRoundingThemToo) {
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  ReferenceKernels ref(MatmulPrecision::Bf16), unrounded;
+  for_each_target([&] {
+    int64_t differs_from_float = 0;
+    for (WeightType type : {WeightType::BF16, WeightType::F32, WeightType::Q8_0}) {
+      std::vector<int64_t> sizes = column_sizes(type);
+      if (type == WeightType::BF16) sizes.push_back(2088);
+      for (int64_t cols : sizes) {
+        for (int64_t rows : {1, 5, 8, 13, 33}) {
+          for (int64_t n : {1, 2, 3, 7, 9}) {
+            SCOPED_TRACE(std::string(weight_type_name(type)) + " rows " + std::to_string(rows) + " cols " +
+                         std::to_string(cols) + " n " + std::to_string(n));
+            Matrix m = make_matrix(type, rows, cols, rng);
+            const auto x = randn(static_cast<size_t>(n * cols), rng);
+            const auto bias = randn(static_cast<size_t>(rows), rng);
+            std::vector<float> expect(static_cast<size_t>(n * rows)), as_float(expect.size()), got(expect.size());
+            ref.matmul(m.w, kernel_activations(m.w, x).data(), n, bias.data(), expect.data());
+            unrounded.matmul(m.w, kernel_activations(m.w, x).data(), n, bias.data(), as_float.data());
+            std::vector<Matrix> all = layouts(std::move(m));
+            if (type == WeightType::BF16) all.push_back(tiled(all.front()));
+            for (const Matrix& layout : all) {
+              CpuKernels fast(pool, features_, MatmulPrecision::Bf16);
+              fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
+              for (size_t i = 0; i < got.size(); ++i) {
+                const double tol = 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6;
+                ASSERT_NEAR(got[i], expect[i], tol) << layout_name(layout.w) << (layout.w.tiled ? " tiled" : "")
+                                                    << " via " << fast.matmul_path(layout.w, n) << " element " << i;
+                differs_from_float += std::fabs(got[i] - as_float[i]) > tol;
+                if (type != WeightType::BF16) {
+                  ASSERT_EQ(expect[i], as_float[i]) << "only bf16 weights round";
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    // The rounding is not a no-op: many bf16 results move past the tolerance.
+    EXPECT_GT(differs_from_float, 1000);
+  });
+}
+
+// Every output the same bits however the batch is made up, split between threads or cut
+// into token blocks (70 tokens: past the dot kernel's blocks of 64 and 62) and column chunks.
+TEST_F(SimdTargets, Bf16ActivationsAreBatchAndThreadInvariant) {
+  std::mt19937 rng(12);
+  ThreadPool one(1), two(2), three(3);
+  for_each_target([&] {
+    for (int64_t cols : {96, 100, 2088}) {
+      const int64_t rows = 37, n = 70;
+      SCOPED_TRACE("cols " + std::to_string(cols));
+      const Matrix m = make_matrix(WeightType::BF16, rows, cols, rng);
+      const auto x = randn(static_cast<size_t>(n * cols), rng);
+      const auto bias = randn(static_cast<size_t>(rows), rng);
+      std::vector<float> batched(static_cast<size_t>(n * rows));
+      CpuKernels(two, features_, MatmulPrecision::Bf16).matmul(m.w, x.data(), n, bias.data(), batched.data());
+      for (ThreadPool* pool : {&one, &two, &three}) {
+        CpuKernels k(*pool, features_, MatmulPrecision::Bf16);
+        std::vector<float> again(batched.size());
+        k.matmul(m.w, x.data(), n, bias.data(), again.data());
+        ASSERT_EQ(again, batched) << pool->size() << " threads";
+        for (int64_t t = 0; t < n; ++t) {
+          std::vector<float> alone(static_cast<size_t>(rows));
+          k.matmul(m.w, &x[t * cols], 1, bias.data(), alone.data());
+          for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(alone[r], batched[t * rows + r]) << "token " << t << " row " << r;
+        }
+        std::vector<float> sub(static_cast<size_t>(5 * rows));
+        k.matmul(m.w, &x[33 * cols], 5, bias.data(), sub.data());
+        for (int64_t i = 0; i < 5 * rows; ++i) ASSERT_EQ(sub[i], batched[33 * rows + i]);
+      }
+    }
+  });
+}
+
+// The rounding every path applies is f32_to_bf16_flushed's, bit for bit: ties to even,
+// NaNs quiet, zeros and denormals to a zero of their sign, the largest floats to infinity.
+TEST(Bf16Rounding, EveryPathRoundsAsTheScalarConversion) {
+  std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 1.00390625f /* tie, to even */, 1.01171875f /* tie, up */,
+                               1e-40f, -1e-40f, 1.17549435e-38f /* smallest normal */, 3.4028235e38f,
+                               -3.4028235e38f, INFINITY, -INFINITY, std::bit_cast<float>(0x7f800001u),
+                               std::bit_cast<float>(0xffc12345u), 65504.0f, 3.14159265f};
+  EXPECT_EQ(f32_to_bf16_flushed(1e-40f), 0x0000);
+  EXPECT_EQ(f32_to_bf16_flushed(-1e-40f), 0x8000);
+  EXPECT_EQ(f32_to_bf16_flushed(1.00390625f), 0x3f80);
+  EXPECT_EQ(f32_to_bf16_flushed(1.01171875f), 0x3f82);
+  EXPECT_EQ(f32_to_bf16_flushed(3.4028235e38f), 0x7f80);
+  EXPECT_EQ(f32_to_bf16_flushed(std::bit_cast<float>(0x7f800001u)), 0x7fc0);
+  std::mt19937 rng(13);
+  for (float v : randn(1000, rng, 100.0f)) values.push_back(v);
+  for (int i = 0; i < 200; ++i) values.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  const auto count = static_cast<int64_t>(values.size());
+  std::vector<uint16_t> want(values.size());
+  for (size_t i = 0; i < values.size(); ++i) want[i] = f32_to_bf16_flushed(values[i]);
+  auto bits_of = [](const std::vector<float>& v) {
+    std::vector<uint16_t> out;
+    for (float f : v) {
+      const uint32_t u = std::bit_cast<uint32_t>(f);
+      EXPECT_EQ(u & 0xffffu, 0u) << "not a bf16 value: " << std::hex << u;
+      out.push_back(static_cast<uint16_t>(u >> 16));
+    }
+    return out;
+  };
+  for (int64_t target : simd::available_targets()) {
+    simd::force_target(target);
+    std::vector<float> rounded(values.size());
+    simd::round_to_bf16(values.data(), rounded.data(), count);
+    EXPECT_EQ(bits_of(rounded), want) << simd::name_of_target(target);
+  }
+  simd::force_target(0);
+  if (!bf16dot::cpu_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX512-BF16 (the scalar and SIMD paths passed)";
+  // The dot kernel's rows: the same bits, padded with zeros to whole zmm.
+  const int64_t cols = count / 3, stride = bf16dot::row_values(cols);
+  std::vector<uint16_t> prepared(static_cast<size_t>(3 * stride), 0xffff);
+  bf16dot::prepare_rows(values.data(), 0, 3, cols, prepared.data());
+  for (int64_t t = 0; t < 3; ++t)
+    for (int64_t c = 0; c < stride; ++c)
+      ASSERT_EQ(prepared[t * stride + c], c < cols ? want[t * cols + c] : 0) << "token " << t << " column " << c;
 }
 
 // One row of `blocks` k-quant super-blocks whose codes, scales (and mins) are all the same:

@@ -25,6 +25,36 @@ TEST(ReferenceKernels, MatmulWithBias) {
   EXPECT_FLOAT_EQ(y[0], -2);
 }
 
+// MatmulPrecision::Bf16 rounds the activations of bf16 matrices, and only theirs: 1 + 2^-10
+// becomes 1 (to nearest even), so the bf16 row [1, 1] gives 2 where float activations give
+// 2 + 2^-10; the same values as f32 weights are multiplied as they are.
+TEST(ReferenceKernels, Bf16PrecisionRoundsTheActivationsOfBf16WeightsOnly) {
+  const uint16_t ones[2] = {0x3f80, 0x3f80};
+  const float ones_f32[2] = {1, 1};
+  const WeightMatrix bf16{WeightType::BF16, reinterpret_cast<const std::byte*>(ones), 1, 2, 4};
+  const WeightMatrix f32{WeightType::F32, reinterpret_cast<const std::byte*>(ones_f32), 1, 2, 8};
+  const float x[2] = {1.0f + 1.0f / 1024, 1.0f};
+  float y = 0;
+  ReferenceKernels rounding(MatmulPrecision::Bf16), plain;
+  EXPECT_EQ(rounding.matmul_precision(), MatmulPrecision::Bf16);
+  rounding.matmul(bf16, x, 1, nullptr, &y);
+  EXPECT_EQ(y, 2.0f);
+  plain.matmul(bf16, x, 1, nullptr, &y);
+  EXPECT_EQ(y, 2.0f + 1.0f / 1024);
+  rounding.matmul(f32, x, 1, nullptr, &y);
+  EXPECT_EQ(y, 2.0f + 1.0f / 1024);
+}
+
+TEST(ReferenceKernels, MatmulPrecisionNames) {
+  MatmulPrecision p = MatmulPrecision::Float;
+  EXPECT_TRUE(parse_matmul_precision("bf16", &p));
+  EXPECT_EQ(p, MatmulPrecision::Bf16);
+  EXPECT_TRUE(parse_matmul_precision("float", &p));
+  EXPECT_EQ(p, MatmulPrecision::Float);
+  for (const char* bad : {"", "BF16", "fp32", "bf16 ", "f32"}) EXPECT_FALSE(parse_matmul_precision(bad, &p)) << bad;
+  EXPECT_STREQ(matmul_precision_name(MatmulPrecision::Bf16), "bf16");
+}
+
 TEST(ReferenceKernels, RmsNorm) {
   const float x[4] = {1, 2, 3, 4};
   const float weight[4] = {1, 1, 2, 0.5f};

@@ -8,6 +8,8 @@
 //   1e-4) over the probe logits and the last position's logits, and the golden's argmax at
 //   least as often. A real-vocabulary file holds its Hugging Face folder's weights exactly,
 //   so that folder's bounds (1e-4, every argmax) apply on both backends.
+// - Files of bf16 weights with their activations rounded to bf16 (--matmul-precision bf16),
+//   on both backends: no farther from the golden than llama.cpp, which rounds them too.
 // - The tokenizer of tokenizer.ggml.*: the ids of the Hugging Face oracle
 //   (tokenizer-cases/hf_cases.json) for a real-vocabulary file; the ids of the folder's
 //   tokenizer.json on every case text for the small vocabulary.
@@ -45,6 +47,9 @@ struct GgufModelFile {
   std::string golden_dir;  // golden.json and golden_last_logits.<case>.f32
   std::string hf_folder;   // the Hugging Face folder describing the same model ("" if none)
   Json distance;           // llamacpp_distance, or null where the folder's bounds apply
+  // For a file of bf16 weights, llamacpp_distance whatever the folder: llama.cpp rounds their
+  // activations to bf16, as MatmulPrecision::Bf16 does, so its distance bounds that mode.
+  Json bf16_distance;
 };
 
 std::vector<int32_t> ids_of(const Json& j) { return j.get<std::vector<int32_t>>(); }
@@ -60,17 +65,31 @@ class GgufModelTest : public ::testing::Test {
 // Logits of every case on one backend against the golden.
 class Logits : public GgufModelTest {
  public:
-  Logits(GgufModelFile f, std::string backend) : GgufModelTest(std::move(f)), backend_name_(std::move(backend)) {}
+  Logits(GgufModelFile f, std::string backend, MatmulPrecision precision)
+      : GgufModelTest(std::move(f)), backend_name_(std::move(backend)), precision_(precision) {}
   void TestBody() override {
     const Json golden = read_json_file(f_.golden_dir + "/golden.json");
     const DecoderModel model = DecoderModel::load(f_.path);
-    Backend backend(backend_name_, 2);
+    Backend backend(backend_name_, 2, precision_);
     const int64_t vocab = model.config().vocab_size;
     const auto probe_ids = ids_of(golden.at("probe_ids"));
     // The scalar path, and any path on a file whose weights are its folder's, is held to
-    // the golden; the fast path on a quantized file to llama.cpp's distance.
-    const bool strict = backend_name_ == "reference" || f_.distance.is_null();
-    const double bound = strict ? kTol : std::max(kTol, f_.distance.at("max_abs").get<double>());
+    // the golden; the fast path on a quantized file, and bf16 activations, to llama.cpp's
+    // distance.
+    const bool rounded = precision_ == MatmulPrecision::Bf16;
+    const Json& distance = rounded ? f_.bf16_distance : f_.distance;
+    const bool strict = !rounded && (backend_name_ == "reference" || f_.distance.is_null());
+    // Rounding to bf16 turns a difference in the last float bit before it (another order of
+    // additions) into one of a bf16 step for the values near a rounding boundary, and which
+    // values those are differs between engines: llama.cpp's distance is one draw of the
+    // rounding's effect, not an upper bound of it. Equally valid orders measured on these
+    // files (glass's AVX-512 BF16, AVX2, scalar SIMD and reference paths): 0.0568-0.0601
+    // against llama.cpp's 0.0568 (small), 0.0868-0.0891 against 0.0868 and argmax 461-462
+    // against 462 of 465 (real vocabulary); glass and llama.cpp agree to 8e-7 until the first
+    // such flip (the 3-token case). Hence a quarter more than llama.cpp's distance and 1 in
+    // 200 positions fewer argmax agreements for this mode.
+    const double rounding_margin = rounded ? 1.25 : 1.0;
+    const double bound = strict ? kTol : std::max(kTol, rounding_margin * distance.at("max_abs").get<double>());
     double worst = 0;
     int64_t positions = 0, argmax_agree = 0;
     ASSERT_FALSE(golden.at("cases").empty());
@@ -109,12 +128,19 @@ class Logits : public GgufModelTest {
                 backend.description().c_str(), worst, bound, static_cast<long long>(argmax_agree),
                 static_cast<long long>(positions));
     EXPECT_LE(worst, bound) << "max |logit - golden| over the probe logits and the last positions' logits";
-    const int64_t want_agree = strict ? positions : f_.distance.at("argmax_agree").get<int64_t>();
+    const int64_t want_agree = strict    ? positions
+                               : rounded ? distance.at("argmax_agree").get<int64_t>() - std::max<int64_t>(1, positions / 200)
+                                         : distance.at("argmax_agree").get<int64_t>();
+    // And the mode is on: its distance is the rounding's, far past the float path's 1e-4.
+    if (rounded) {
+      EXPECT_GT(worst, 10 * kTol) << "the activations were not rounded to bf16";
+    }
     EXPECT_GE(argmax_agree, want_agree) << "positions whose argmax is the golden's";
   }
 
  private:
   std::string backend_name_;
+  MatmulPrecision precision_;
 };
 
 std::vector<std::string> case_texts() {
@@ -277,24 +303,34 @@ int run(int argc, char** argv) {
   if (manifest.contains("small"))
     for (const Json& e : manifest.at("small").at("files")) {
       const std::string path = root + "/" + e.at("file").get<std::string>();
+      const Json types = e.value("tensor_types", Json::array());
+      const bool bf16 = std::find(types.begin(), types.end(), "bf16") != types.end();
       files.push_back({test::test_name(fs::path(path).stem().string()), path, root + "/" + e.at("dir").get<std::string>(),
-                       fs::path(path).parent_path().string(), e.at("llamacpp_distance")});
+                       fs::path(path).parent_path().string(), e.at("llamacpp_distance"),
+                       bf16 ? e.at("llamacpp_distance") : Json()});
     }
   if (manifest.contains("real_vocab"))
     for (const Json& e : manifest.at("real_vocab")) {
       const std::string path = root + "/" + e.at("file").get<std::string>();
       const std::string golden = root + "/" + e.at("golden").get<std::string>();
+      const bool bf16 = e.value("outtype", "") == "BF16" && e.contains("llamacpp_distance");
       files.push_back({test::test_name(fs::path(path).stem().string()), path, fs::path(golden).parent_path().string(),
-                       root + "/" + e.at("hf_folder").get<std::string>(), nullptr});
+                       root + "/" + e.at("hf_folder").get<std::string>(), nullptr,
+                       bf16 ? e.at("llamacpp_distance") : Json()});
     }
   if (files.empty()) {
     std::fprintf(stderr, "gguf_model_fixture_test: %s lists no files\n", manifest_path.c_str());
     return 1;
   }
   for (const GgufModelFile& f : files) {
-    for (const char* backend : {"reference", "cpu"})
+    for (const char* backend : {"reference", "cpu"}) {
       ::testing::RegisterTest("GgufLogits", (f.label + "/" + backend).c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                              [f, backend]() -> GgufModelTest* { return new Logits(f, backend); });
+                              [f, backend]() -> GgufModelTest* { return new Logits(f, backend, MatmulPrecision::Float); });
+      if (!f.bf16_distance.is_null())
+        ::testing::RegisterTest("GgufLogits", (f.label + "/" + backend + "_bf16_activations").c_str(), nullptr, nullptr,
+                                __FILE__, __LINE__,
+                                [f, backend]() -> GgufModelTest* { return new Logits(f, backend, MatmulPrecision::Bf16); });
+    }
     ::testing::RegisterTest("GgufTokenizer", f.label.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [f]() -> GgufModelTest* { return new TokenizerIds(f); });
     if (fs::exists(f.hf_folder + "/tokenizer_config.json"))
