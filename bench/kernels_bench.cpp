@@ -97,6 +97,7 @@ void Bf16PrecisionShapes(benchmark::internal::Benchmark* b) {
   for (int extensions : {2, 5}) {
     b->Args({static_cast<int>(WeightType::BF16), 4864, 896, 1, 2, extensions, 0});
     b->Args({static_cast<int>(WeightType::BF16), 896, 4864, 1, 2, extensions, 0});
+    b->Args({static_cast<int>(WeightType::BF16), 151936, 896, 1, 2, extensions, 0});
     b->Args({static_cast<int>(WeightType::BF16), 4864, 896, 512, 2, extensions, 0});
     b->Args({static_cast<int>(WeightType::BF16), 896, 4864, 512, 2, extensions, 0});
     b->Args({static_cast<int>(WeightType::BF16), 896, 896, 512, 2, extensions, 0});

@@ -21,6 +21,11 @@
 # DEPTH=N: both tests run after N tokens already in the context (llama-bench's -d, glass
 # bench's --depth), e.g. DEPTH=4096 with PP 4096 for a long prompt's attention cost.
 #
+# bf16-activations (a type of TYPES, in the default list): llama.cpp on the bf16 GGUF again,
+# glass on the bf16 folder with --matmul-precision bf16, which rounds the activations of the
+# bf16 matmuls to bf16 as llama.cpp does (AVX512-BF16 dot products where the CPU has them);
+# the bf16 row is glass with float activations, within 1e-4 of a float64 forward.
+#
 # GGUF=1: both engines run the same GGUF file (TYPES may then be any llama-quantize type
 # or preset, e.g. TYPES="Q4_K_M Q6_K Q8_0"), as a user who downloaded it would.
 set -euo pipefail
@@ -31,7 +36,7 @@ tg=${3:-128}
 threads=${4:-2}
 rounds=${5:-2}
 layers=${6:-}
-types=${TYPES:-bf16 q8_0 q4_0}
+types=${TYPES:-bf16 bf16-activations q8_0 q4_0}
 depth=${DEPTH:-0}
 peer=../shared/peers/llamacpp.sh
 models=${GLASS_BENCH_MODELS:-$HOME/.cache/glass-bench}
@@ -44,8 +49,11 @@ layer_args=()
 gguf=${GGUF:-0}
 st=$models/$name-bf16
 [ "$gguf" = 1 ] || [ -f "$st/config.json" ] || build/glass random-model --like "$like" --dtype bf16 "${layer_args[@]}" --out "$st"
+# The GGUF llama.cpp runs for a type of TYPES.
+gguf_type() { [ "$1" = bf16-activations ] && echo bf16 || echo "$1"; }
 for type in $types; do
-  [ -f "$models/$name-$type.gguf" ] || "$peer" gguf "$shape" "$models/$name-$type.gguf" "$type" "${layer_args[@]}" >&2
+  file=$models/$name-$(gguf_type "$type").gguf
+  [ -f "$file" ] || "$peer" gguf "$shape" "$file" "$(gguf_type "$type")" "${layer_args[@]}" >&2
 done
 
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])' "$1"; }
@@ -71,11 +79,16 @@ echo "| type | test | llama.cpp tok/s | glass tok/s | glass / llama.cpp | glass 
 echo "|---|---|---|---|---|---|"
 for type in $types; do
   lpp=() ltg=() gpp=() gtg=() gpath_pp="" gpath_tg=""
+  file=$models/$name-$(gguf_type "$type").gguf
   model=(-m "$st") weight_arg=()
-  [ "$type" = bf16 ] || weight_arg=(--weight-type "$type")
-  [ "$gguf" = 0 ] || model=(-m "$models/$name-$type.gguf") weight_arg=()
+  case "$type" in
+    bf16) ;;
+    bf16-activations) weight_arg=(--matmul-precision bf16) ;;
+    *) weight_arg=(--weight-type "$type") ;;
+  esac
+  [ "$gguf" = 0 ] || model=(-m "$file") weight_arg=()
   for ((i = 0; i < rounds; i++)); do
-    l=$(peer_bench "$models/$name-$type.gguf" "$pp" "$tg" "$threads")
+    l=$(peer_bench "$file" "$pp" "$tg" "$threads")
     lpp+=("$(echo "$l" | json_field pp_tok_s)")
     ltg+=("$(echo "$l" | json_field tg_tok_s)")
     g=$(build/glass bench "${model[@]}" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r 3 --kv-type f16 --no-bandwidth --no-peak \

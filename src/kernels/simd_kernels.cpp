@@ -71,9 +71,9 @@ HWY_INLINE float Finish(DF df, VF acc, float tail, const float* bias, int64_t r)
   return s;
 }
 
-// Decode streams each matrix once from memory, several rows at a time; the hardware
-// prefetcher keeps up with one stream but not with eight. Tiles of T == 1 therefore
-// fetch the next tile's bytes (contiguous with theirs) at the rate they read their own.
+// Decode streams each matrix once from memory; the hardware prefetcher keeps up with one
+// stream but not with eight. Tiles of T == 1 and several rows therefore fetch the next
+// tile's bytes (contiguous with theirs) at the rate they read their own.
 HWY_INLINE void PrefetchBytes(const std::byte* p, int64_t bytes) {
   for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
 }
@@ -85,7 +85,7 @@ HWY_INLINE void PrefetchPart(const std::byte* next, int64_t part, int64_t part_b
 }
 template <int R, int T>
 HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
-  return T == 1 && r0 + 2 * R <= w.rows ? w.row(r0 + R) : nullptr;
+  return R > 1 && T == 1 && r0 + 2 * R <= w.rows ? w.row(r0 + R) : nullptr;
 }
 
 // ---------------------------------------------------------------- activations
@@ -1093,11 +1093,15 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     KQuantMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
     return;
   }
-  if (n == 1) {  // decode: memory-bound, many rows in flight (4 for the decoded types, whose
-                 // decoding needs registers of its own, and for bf16, whose 8-row tile spills
-                 // and measured 5-7% slower on the AVX-512 machine)
+  if (n == 1) {  // decode: memory-bound. The float types read one row at a time, so that the
+                 // matrix is one sequential stream the hardware prefetcher keeps up with: on the
+                 // AVX-512 machine 4 rows at once (bf16; 8 for f16) with the next tile fetched
+                 // in software decoded the 0.5B shape at 27-30 tok/s against 28-36 (bf16) and
+                 // 24-30 against 30-41 (f16), the binaries alternated. The others keep several
+                 // rows in flight (4 for the decoded types, whose decoding needs registers).
     if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
-    else if (w.type == WeightType::BF16) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+    else if (w.type == WeightType::BF16 || w.type == WeightType::F16 || w.type == WeightType::F32)
+      RowSweep<1, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
     else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
   } else if (IsDecoded(w.type)) {
     DecodedPrefillRows(w, reinterpret_cast<const float*>(prepared), n, row_begin, row_end, bias, y);
