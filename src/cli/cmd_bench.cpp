@@ -235,6 +235,7 @@ Command add_bench_command(CLI::App& app) {
                         {"threads", backend.threads()},
                         {"weight_type", weight_type_name(model.weight_type())},
                         {"kv_type", kv_type_name(kv)},
+                        {"matmul_precision", matmul_precision_name(backend.kernels().matmul_precision())},
                         {"pp", o->prompt},
                         {"tg", o->generate},
                         {"depth", depth},

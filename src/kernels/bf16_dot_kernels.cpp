@@ -83,17 +83,30 @@ inline void Columns(const uint16_t* const (&wr)[R], const uint16_t* x, int64_t x
   }
 }
 
-// The tile's sums (+ bias) into y: token t's rows [r0, r0 + m) at y + t * ystride + r0.
+// The tile's sums (+ bias) into y: token t's rows [r0, r0 + m) at y + t * ystride + r0. The
+// bias is added lane by lane, the same float addition whichever way it is stored.
 template <int R, int T>
 inline void Store(const __m512 (&acc)[T * R], int m, int64_t r0, const float* bias, float* y, int64_t ystride) {
   for (int first = 0; first < T * R; first += 16) {
     __m512 v[16];
     for (int i = 0; i < 16; ++i) v[i] = first + i < T * R ? acc[first + i] : _mm512_setzero_ps();
-    alignas(64) float sums[16];
-    _mm512_store_ps(sums, ReduceSums16(v));
-    for (int i = first; i < std::min(first + 16, T * R); ++i) {
-      const int t = i / R, r = i % R;
-      if (r < m) y[t * ystride + r0 + r] = bias != nullptr ? sums[i - first] + bias[r0 + r] : sums[i - first];
+    __m512 sums = ReduceSums16(v);
+    if constexpr (R == 8) {  // two tokens' 8 rows a zmm
+      const auto rows = static_cast<__mmask8>((1u << m) - 1);
+      if (bias != nullptr) {
+        const __m256 b = _mm256_maskz_loadu_ps(rows, bias + r0);
+        sums = _mm512_add_ps(sums, _mm512_insertf32x8(_mm512_castps256_ps512(b), b, 1));
+      }
+      const int t = first / R;
+      _mm256_mask_storeu_ps(y + t * ystride + r0, rows, _mm512_castps512_ps256(sums));
+      if (t + 1 < T) _mm256_mask_storeu_ps(y + (t + 1) * ystride + r0, rows, _mm512_extractf32x8_ps(sums, 1));
+    } else {
+      alignas(64) float lanes[16];
+      _mm512_store_ps(lanes, sums);
+      for (int i = first; i < std::min(first + 16, T * R); ++i) {
+        const int t = i / R, r = i % R;
+        if (r < m) y[t * ystride + r0 + r] = bias != nullptr ? lanes[i - first] + bias[r0 + r] : lanes[i - first];
+      }
     }
   }
 }
@@ -168,7 +181,12 @@ void PrefillInChunks(const uint16_t* const (&wr)[kRows], int m, int64_t r0, cons
       for (int r = 0; r < R; ++r) saved[t - t0][r] = acc[r];
     }
   }
-  for (int64_t t = t0; t < t1; ++t) {
+  for (int64_t t = t0; t < tiles_end; t += T) {
+    __m512 acc[T * R];
+    for (int i = 0; i < T * R; ++i) acc[i] = saved[t - t0 + i / R][i % R];
+    Store<R, T>(acc, m, r0, bias, y + t * ystride, ystride);
+  }
+  for (int64_t t = tiles_end; t < t1; ++t) {
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = saved[t - t0][r];
     Store<R, 1>(acc, m, r0, bias, y + t * ystride, ystride);

@@ -49,6 +49,14 @@ def test_logits_match_the_goldens(golden_model):
             assert abs(lse - case["logsumexp"][p]) <= TOL, (case["name"], p)
 
 
+def test_bf16_activations_move_the_logits_by_the_rounding_only():
+    ids = [9707, 11, 1879]
+    exact = glass.load(None, threads=1).logits(ids).astype(np.float64)
+    rounded = glass.load(None, threads=1, matmul_precision="bf16").logits(ids).astype(np.float64)
+    assert 1e-4 < np.abs(exact - rounded).max() < 0.5
+    assert (exact.argmax(axis=1) == rounded.argmax(axis=1)).all()
+
+
 def test_greedy_generation_gives_the_golden_ids(golden_model):
     model, golden = golden_model
     for case in golden["cases"]:
@@ -200,6 +208,8 @@ def test_bad_input_raises_with_the_engines_message(tmp_path):
         glass.load(None, backend="gpu")
     with pytest.raises(ValueError, match="^kv_type: "):
         glass.load(None, kv_type="f8")
+    with pytest.raises(ValueError, match='^matmul_precision: "fp8" is not one of float, bf16'):
+        glass.load(None, matmul_precision="fp8")
     model = glass.load(None, threads=1)
     vocab = model.config["vocab_size"]
     with pytest.raises(ValueError, match=f"token id {vocab} is outside the vocabulary"):
