@@ -4,11 +4,6 @@
 
 #include <algorithm>
 
-// GCC 12 reports the self-initialised placeholders of its own AVX-512 intrinsics
-// (_mm512_undefined_*) as uninitialised.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 namespace glass::bf16dot {
 
 bool cpu_has_avx512_bf16() {
@@ -24,6 +19,11 @@ bool cpu_has_avx512_bf16() {
 #if defined(__x86_64__)
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")
+// GCC 12 reports the self-initialised placeholders of its own AVX-512 intrinsics
+// (_mm512_undefined_*) as uninitialised.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace {
 
@@ -234,6 +234,7 @@ void matmul_rows(const WeightMatrix& w, const uint16_t* x, int64_t n, int64_t ro
   }
 }
 
+#pragma GCC diagnostic pop
 #pragma GCC pop_options
 #else  // never called: cpu_has_avx512_bf16() is false
 void prepare_rows(const float*, int64_t, int64_t, int64_t, uint16_t*) {}
