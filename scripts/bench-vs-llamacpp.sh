@@ -26,6 +26,11 @@
 # bf16 matmuls to bf16 as llama.cpp does (AVX512-BF16 dot products where the CPU has them);
 # the bf16 row is glass with float activations, within 1e-4 of a float64 forward.
 #
+# A type whose weights do not fit in this machine's available memory (MemAvailable, less 1
+# GiB for the KV cache and buffers) is skipped with a row saying so: at 7B, bf16 (15 GB)
+# fits in 24 GiB but not beside anything else. Each engine runs alone, so one model is in
+# memory at a time.
+#
 # GGUF=1: both engines run the same GGUF file (TYPES may then be any llama-quantize type
 # or preset, e.g. TYPES="Q4_K_M Q6_K Q8_0"), as a user who downloaded it would.
 set -euo pipefail
@@ -70,6 +75,11 @@ tg = [r["avg_ts"] for r in rows if r["n_gen"] > 0 and r["n_prompt"] == 0]
 print(json.dumps({"pp_tok_s": round(pp[0], 2) if pp else None, "tg_tok_s": round(tg[0], 2) if tg else None}))'
 }
 best() { python3 -c 'import sys; print(max(float(v) for v in sys.argv[1:]))' "$@"; }
+gib() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 2**30:.1f}')" "$1"; }
+mem_available() { awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo; }
+# The bytes of weights an engine holds for a type: its GGUF's size (glass converts the bf16
+# folder at load into the same type, or maps the folder for bf16).
+weight_bytes() { stat -c %s "$models/$name-$(gguf_type "$1").gguf"; }
 
 cpu=$(grep -m 1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 isa=$(grep -o 'avx2\|avx512[a-z_0-9]*\|avx_vnni\|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')
@@ -87,6 +97,11 @@ for type in $types; do
     *) weight_arg=(--weight-type "$type") ;;
   esac
   [ "$gguf" = 0 ] || model=(-m "$file") weight_arg=()
+  need=$(( $(weight_bytes "$type") + (1 << 30) )) available=$(mem_available)
+  if [ "$need" -gt "$available" ]; then
+    echo "| $type | skipped | | | | needs about $(gib "$need") GiB, $(gib "$available") GiB available |"
+    continue
+  fi
   for ((i = 0; i < rounds; i++)); do
     l=$(peer_bench "$file" "$pp" "$tg" "$threads")
     lpp+=("$(echo "$l" | json_field pp_tok_s)")
