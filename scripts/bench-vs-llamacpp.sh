@@ -76,7 +76,7 @@ print(json.dumps({"pp_tok_s": round(pp[0], 2) if pp else None, "tg_tok_s": round
 }
 best() { python3 -c 'import sys; print(max(float(v) for v in sys.argv[1:]))' "$@"; }
 gib() { python3 -c "import sys; print(f'{int(sys.argv[1]) / 2**30:.1f}')" "$1"; }
-mem_available() { awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo; }
+mem_available() { echo $(($(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) * 1024)); }
 # The bytes of weights an engine holds for a type: its GGUF's size (glass converts the bf16
 # folder at load into the same type, or maps the folder for bf16).
 weight_bytes() { stat -c %s "$models/$name-$(gguf_type "$1").gguf"; }
