@@ -1093,15 +1093,20 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     KQuantMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
     return;
   }
-  if (n == 1) {  // decode: memory-bound. The float types read one row at a time, so that the
-                 // matrix is one sequential stream the hardware prefetcher keeps up with: on the
-                 // AVX-512 machine 4 rows at once (bf16; 8 for f16) with the next tile fetched
-                 // in software decoded the 0.5B shape at 27-30 tok/s against 28-36 (bf16) and
-                 // 24-30 against 30-41 (f16), the binaries alternated. The others keep several
-                 // rows in flight (4 for the decoded types, whose decoding needs registers).
+  if (n == 1) {  // decode: memory-bound. On AVX-512 the float types read one row at a time, so
+                 // that the matrix is one sequential stream the hardware prefetcher keeps up
+                 // with: 4 rows at once (bf16; 8 for f16) with the next tile fetched in software
+                 // decoded the 0.5B shape at 27-30 tok/s against 28-36 (bf16) and 24-30 against
+                 // 30-41 (f16), the binaries alternated. A row is one chain of FMAs, 64 bytes
+                 // of weights per FMA's latency there; with ymm (AVX2, 16-32 bytes, and the
+                 // AVX2 machine's 2 GHz) one chain could not keep up with memory, so AVX2 keeps
+                 // several rows in flight, as do the other types (4 for the decoded ones, whose
+                 // decoding needs registers; 4 for bf16, whose 8-row tile spills).
+    constexpr bool kOneRow = HWY_TARGET <= HWY_AVX3;
+    const bool float_type = w.type == WeightType::BF16 || w.type == WeightType::F16 || w.type == WeightType::F32;
     if (IsDecoded(w.type)) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
-    else if (w.type == WeightType::BF16 || w.type == WeightType::F16 || w.type == WeightType::F32)
-      RowSweep<1, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+    else if (float_type && kOneRow) RowSweep<1, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
+    else if (w.type == WeightType::BF16) RowSweep<4, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
     else RowSweep<8, 1>(w, row_begin, row_end, prepared, prow, bias, y, w.rows, vnni);
   } else if (IsDecoded(w.type)) {
     DecodedPrefillRows(w, reinterpret_cast<const float*>(prepared), n, row_begin, row_end, bias, y);
