@@ -53,7 +53,7 @@ inline __m512 ReduceSums16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_shuffle_f32x4(c[0], c[1], 0x88), _mm512_shuffle_f32x4(c[0], c[1], 0xdd));
 }
 
-// kRows rows (pointers; those past the tile's rows repeat its last) by T tokens over columns
+// R rows (pointers; those past the tile's rows repeat its last) by T tokens over columns
 // [c0, c1): acc[t * R + r] += the products, 32 columns a step.
 template <int R, int T>
 inline void Columns(const uint16_t* const (&wr)[R], const uint16_t* x, int64_t xstride, int64_t c0, int64_t c1,
