@@ -257,15 +257,19 @@ CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
 
 const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
                                      std::vector<std::byte>& buffer) {
-  // Activations for bf16 dot products, or rounded to bf16 for the kernels that read floats.
+  // Token ranges across the threads (one token: this thread alone).
   auto by_tokens = [&](auto&& f) {
     if (n == 1) f(0, 1);
     else pool_.parallel_for(n, 1, f);
   };
-  if (route == Route::Bf16Dot) {
-    const size_t bytes = static_cast<size_t>(bf16dot::row_values(cols) * n) * sizeof(uint16_t);
+  // `bytes` of buffer starting on a cache line (64 bytes more): tile loads of split lines are slower.
+  auto aligned = [&](size_t bytes) {
     if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
-    auto* out = reinterpret_cast<uint16_t*>(buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64);
+    return buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+  };
+  // Activations for bf16 dot products, or rounded to bf16 for the kernels that read floats.
+  if (route == Route::Bf16Dot) {
+    auto* out = reinterpret_cast<uint16_t*>(aligned(static_cast<size_t>(bf16dot::row_values(cols) * n) * sizeof(uint16_t)));
     by_tokens([&](int64_t b, int64_t e) { bf16dot::prepare_rows(x, b, e, cols, out); });
     return reinterpret_cast<const std::byte*>(out);
   }
@@ -281,20 +285,16 @@ const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* 
     return reinterpret_cast<const std::byte*>(x);
   const bool amx = route == Route::Tiles || route == Route::Vnni;
   const size_t bytes = amx ? amx::prepared_bytes(type, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
-  // 64 bytes more, to start on a cache line: tile loads of split lines are slower.
-  if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
-  std::byte* out = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+  std::byte* out = aligned(bytes);
   if (amx) {
     if (n <= 16) amx::prepare_rows(type, x, n, 0, n, cols, out);
     else pool_.parallel_for(n, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, x, n, b, e, cols, out); });
     return out;
   }
   const size_t row = simd::prepared_row_bytes(type, cols);
-  auto prepare_range = [&](int64_t b, int64_t e) {
+  by_tokens([&](int64_t b, int64_t e) {
     simd::prepare_rows(type, x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
-  };
-  if (n == 1) prepare_range(0, 1);
-  else pool_.parallel_for(n, 1, prepare_range);
+  });
   return out;
 }
 
