@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "kernels/amx_tile_emulation.h"
 
 namespace glass::amx {
 
@@ -53,6 +54,12 @@ alignas(64) constexpr Bf16Configs kBf16Configs = make_bf16_configs();
 alignas(64) constexpr TileConfig kInt8Config = make_config(16, 32, 8);
 
 constexpr int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+int checked_parts(int bf16_parts) {
+  if (bf16_parts != 1 && bf16_parts != kBf16Parts)
+    fail("amx: ", bf16_parts, " bf16 parts per activation; 1 or ", kBf16Parts, " expected");
+  return bf16_parts;
+}
 
 // The int8 kernels' activations of `padded` tokens (a multiple of 16), nb blocks of 32 values
 // each, as prepare_rows writes them: the int8 values tile-major (per 16 tokens and block,
@@ -105,6 +112,14 @@ bool cpu_has_vnni512() {
 #endif
 }
 
+bool cpu_can_emulate_tiles() {
+#if defined(__x86_64__)
+  return cpu_has_vnni512() && __builtin_cpu_supports("avx512dq") && cpuid_bit(7, 1, 0 /*eax*/, 5) /*avx512bf16*/;
+#else
+  return false;
+#endif
+}
+
 bool request_tile_permission(std::string* reason) {
 #if defined(__linux__) && defined(__x86_64__)
   if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
@@ -132,9 +147,9 @@ bool tile_permission_granted() {
 #endif
 }
 
-size_t prepared_bytes(WeightType t, int64_t n, int64_t cols) {
+size_t prepared_bytes(WeightType t, int bf16_parts, int64_t n, int64_t cols) {
   const auto padded = static_cast<size_t>(padded_tokens(n));
-  if (t == WeightType::BF16) return padded * static_cast<size_t>(kBf16Parts * round_up(cols, kTileChunk)) * 2;
+  if (t == WeightType::BF16) return padded * static_cast<size_t>(checked_parts(bf16_parts) * round_up(cols, kTileChunk)) * 2;
   return padded * static_cast<size_t>(cols / kQuantBlock) * (32 + sizeof(float) + sizeof(int32_t));
 }
 
@@ -204,6 +219,39 @@ size_t attention_rows_scratch_bytes(const AttentionArgs& a) {
 
 namespace {
 
+// The CPU's tile unit. GCC's tile intrinsics paste their tile numbers into the instruction
+// text, so they cannot take a template argument; these are the same asm statements (loads,
+// as theirs, without a memory operand: see tile_input_barrier) with the numbers as constant
+// operands. The kernels below are templates on the tile unit, so that EmulatedTiles
+// (amx_tile_emulation.h) runs them too.
+struct HardwareTiles {
+  void config(const TileConfig* c) { _tile_loadconfig(c); }
+  void release() { _tile_release(); }
+  template <int T>
+  void zero() {
+    __asm__ volatile("tilezero\t%%tmm%c0" ::"i"(T));
+  }
+  template <int T>
+  void load(const void* base, int64_t stride) {
+    __asm__ volatile("{tileloadd\t(%0,%1,1), %%tmm%c2|tileloadd\t%%tmm%c2, [%0+%1*1]}" ::"r"(base), "r"(stride), "i"(T));
+  }
+  template <int T>
+  void store(void* base, int64_t stride) const {
+    __asm__ volatile("{tilestored\t%%tmm%c2, (%0,%1,1)|tilestored\t[%0+%1*1], %%tmm%c2}"
+                     :
+                     : "r"(base), "r"(stride), "i"(T)
+                     : "memory");
+  }
+  template <int C, int A, int B>
+  void dpbf16ps() {
+    __asm__ volatile("{tdpbf16ps\t%%tmm%c2, %%tmm%c1, %%tmm%c0|tdpbf16ps\t%%tmm%c0, %%tmm%c1, %%tmm%c2}" ::"i"(C), "i"(A), "i"(B));
+  }
+  template <int C, int A, int B>
+  void dpbssd() {
+    __asm__ volatile("{tdpbssd\t%%tmm%c2, %%tmm%c1, %%tmm%c0|tdpbssd\t%%tmm%c0, %%tmm%c1, %%tmm%c2}" ::"i"(C), "i"(A), "i"(B));
+  }
+};
+
 // The tileloadd intrinsics are asm statements without a memory operand: this keeps the
 // compiler from moving (or dropping) the stores that fill a buffer a tile then loads.
 inline void tile_input_barrier() { __asm__ __volatile__("" ::: "memory"); }
@@ -229,9 +277,10 @@ inline __m512 bias_of(const float* bias, int64_t first_row, __mmask16 mask) {
 // Chunks ahead whose weight tiles a decode step prefetches while it multiplies.
 constexpr int64_t kBf16FetchAhead = 1;
 
-// The prepared activations of token tile `tile` (16 tokens), chunk c, part p: one 1 KiB tile.
-inline const std::byte* Bf16Tile(const std::byte* x, int64_t chunks, int64_t tile, int64_t c, int p) {
-  return x + static_cast<size_t>((tile * chunks + c) * kBf16Parts + p) * 1024;
+// The prepared activations (`parts` per value) of token tile `tile` (16 tokens), chunk c,
+// part p: one 1 KiB tile.
+inline const std::byte* Bf16Tile(const std::byte* x, int64_t chunks, int parts, int64_t tile, int64_t c, int p) {
+  return x + static_cast<size_t>((tile * chunks + c) * parts + p) * 1024;
 }
 
 // Tokens [16 t0, 16 (t0 + MT)) (MT activation tiles) against groups [g0, g0 + NG), chunks
@@ -239,51 +288,56 @@ inline const std::byte* Bf16Tile(const std::byte* x, int64_t chunks, int64_t til
 // chunks before, stored there by the previous call), and go back to `partial` unless c1 is
 // the last chunk, when they are written to y (+ bias). Every output is summed the same way
 // in every variant and split: chunk by chunk, each chunk's parts in order, one tdpbf16ps each
-// (the fp32 partial sums go through memory unchanged).
-template <int MT, int NG>
-inline void Bf16Block(const WeightMatrix& w, const std::byte* x, int64_t tile0, int64_t n, int64_t g0, int64_t c0,
-                      int64_t c1, float (*partial)[16][16], int64_t row_begin, int64_t row_end, const float* bias,
-                      float* y) {
+// (the fp32 partial sums go through memory unchanged). Parts: the bf16 parts of each
+// activation, 3 (every float exactly) or 1 (activations already rounded to bf16).
+template <class Tiles, int Parts, int MT, int NG>
+inline void Bf16Block(Tiles& unit, const WeightMatrix& w, const std::byte* x, int64_t tile0, int64_t n, int64_t g0,
+                      int64_t c0, int64_t c1, float (*partial)[16][16], int64_t row_begin, int64_t row_end,
+                      const float* bias, float* y) {
   static_assert((MT == 1 && NG <= 4) || (MT == 2 && NG <= 2));
+  static_assert(Parts == 1 || Parts == kBf16Parts);
   const int64_t chunks = (w.cols + kTileChunk - 1) / kTileChunk;
   const size_t group_bytes = tiled_group_bytes(WeightType::BF16, w.cols);
   const std::byte* b = tile_group(w, g0);
   constexpr int kAccumulators = MT * NG;
   if (c0 == 0) {
-    _tile_zero(0);
-    if constexpr (kAccumulators > 1) _tile_zero(1);
-    if constexpr (kAccumulators > 2) _tile_zero(2);
-    if constexpr (kAccumulators > 3) _tile_zero(3);
+    unit.template zero<0>();
+    if constexpr (kAccumulators > 1) unit.template zero<1>();
+    if constexpr (kAccumulators > 2) unit.template zero<2>();
+    if constexpr (kAccumulators > 3) unit.template zero<3>();
   } else {
-    _tile_loadd(0, partial[0], 64);
-    if constexpr (kAccumulators > 1) _tile_loadd(1, partial[1], 64);
-    if constexpr (kAccumulators > 2) _tile_loadd(2, partial[2], 64);
-    if constexpr (kAccumulators > 3) _tile_loadd(3, partial[3], 64);
+    unit.template load<0>(partial[0], 64);
+    if constexpr (kAccumulators > 1) unit.template load<1>(partial[1], 64);
+    if constexpr (kAccumulators > 2) unit.template load<2>(partial[2], 64);
+    if constexpr (kAccumulators > 3) unit.template load<3>(partial[3], 64);
   }
   for (int64_t c = c0; c < c1; ++c) {
     const std::byte* bc = b + static_cast<size_t>(c) * 1024;
     if constexpr (MT == 1) {
-      // Every part of the tokens stays loaded (tiles 4, 5, 6); the groups' weight tiles
+      // Every part of the tokens stays loaded (tiles 4, 5, 6, or 4 alone); the groups' weight tiles
       // stream past them through tile 7. Decode reads the weights from memory, and a tile
       // load from memory brings its 16 lines slower than they arrive when asked for
       // together: the next chunk's lines are prefetched (one chunk ahead measured best; 4
       // to 8 chunks, with or without L2 hints, 20-40% slower).
-      static_assert(kBf16Parts == 3);
       if (c + kBf16FetchAhead < c1) {
         for (int gi = 0; gi < NG; ++gi) {
           const std::byte* ahead = bc + gi * group_bytes + kBf16FetchAhead * 1024;
           for (int l = 0; l < 16; ++l) __builtin_prefetch(ahead + 64 * l);
         }
       }
-      _tile_loadd(4, Bf16Tile(x, chunks, tile0, c, 0), 64);
-      _tile_loadd(5, Bf16Tile(x, chunks, tile0, c, 1), 64);
-      _tile_loadd(6, Bf16Tile(x, chunks, tile0, c, 2), 64);
-#define GLASS_BF16_GROUP(ACC, GI)                \
-  do {                                           \
-    _tile_loadd(7, bc + (GI) * group_bytes, 64); \
-    _tile_dpbf16ps(ACC, 4, 7);                   \
-    _tile_dpbf16ps(ACC, 5, 7);                   \
-    _tile_dpbf16ps(ACC, 6, 7);                   \
+      unit.template load<4>(Bf16Tile(x, chunks, Parts, tile0, c, 0), 64);
+      if constexpr (Parts == 3) {
+        unit.template load<5>(Bf16Tile(x, chunks, Parts, tile0, c, 1), 64);
+        unit.template load<6>(Bf16Tile(x, chunks, Parts, tile0, c, 2), 64);
+      }
+#define GLASS_BF16_GROUP(ACC, GI)                          \
+  do {                                                     \
+    unit.template load<7>(bc + (GI) * group_bytes, 64);   \
+    unit.template dpbf16ps<ACC, 4, 7>();                  \
+    if constexpr (Parts == 3) {                            \
+      unit.template dpbf16ps<ACC, 5, 7>();                \
+      unit.template dpbf16ps<ACC, 6, 7>();                \
+    }                                                      \
   } while (0)
       GLASS_BF16_GROUP(0, 0);
       if constexpr (NG > 1) GLASS_BF16_GROUP(1, 1);
@@ -291,24 +345,24 @@ inline void Bf16Block(const WeightMatrix& w, const std::byte* x, int64_t tile0, 
       if constexpr (NG > 3) GLASS_BF16_GROUP(3, 3);
 #undef GLASS_BF16_GROUP
     } else {
-      _tile_loadd(6, bc, 64);
-      if constexpr (NG > 1) _tile_loadd(7, bc + group_bytes, 64);
-      for (int p = 0; p < kBf16Parts; ++p) {
-        _tile_loadd(4, Bf16Tile(x, chunks, tile0, c, p), 64);
-        _tile_loadd(5, Bf16Tile(x, chunks, tile0 + 1, c, p), 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 5, 6);
+      unit.template load<6>(bc, 64);
+      if constexpr (NG > 1) unit.template load<7>(bc + group_bytes, 64);
+      for (int p = 0; p < Parts; ++p) {
+        unit.template load<4>(Bf16Tile(x, chunks, Parts, tile0, c, p), 64);
+        unit.template load<5>(Bf16Tile(x, chunks, Parts, tile0 + 1, c, p), 64);
+        unit.template dpbf16ps<0, 4, 6>();
+        unit.template dpbf16ps<1, 5, 6>();
         if constexpr (NG > 1) {
-          _tile_dpbf16ps(2, 4, 7);
-          _tile_dpbf16ps(3, 5, 7);
+          unit.template dpbf16ps<2, 4, 7>();
+          unit.template dpbf16ps<3, 5, 7>();
         }
       }
     }
   }
-  _tile_stored(0, partial[0], 64);
-  if constexpr (kAccumulators > 1) _tile_stored(1, partial[1], 64);
-  if constexpr (kAccumulators > 2) _tile_stored(2, partial[2], 64);
-  if constexpr (kAccumulators > 3) _tile_stored(3, partial[3], 64);
+  unit.template store<0>(partial[0], 64);
+  if constexpr (kAccumulators > 1) unit.template store<1>(partial[1], 64);
+  if constexpr (kAccumulators > 2) unit.template store<2>(partial[2], 64);
+  if constexpr (kAccumulators > 3) unit.template store<3>(partial[3], 64);
   if (c1 < chunks) return;
   // Accumulator i holds (token tile, group): MT == 1: (0, i); MT == 2: (i % 2, i / 2).
   for (int i = 0; i < kAccumulators; ++i) {
@@ -332,7 +386,8 @@ inline void Bf16Block(const WeightMatrix& w, const std::byte* x, int64_t tile0, 
 // (3 KiB each per 16 tokens) stay in L1 while the groups' weight tiles stream past.
 constexpr int64_t kBf16PassChunks = 4;
 
-void MatmulBf16(const WeightMatrix& w, const std::byte* x, int64_t n, int64_t row_begin, int64_t row_end,
+template <class Tiles, int Parts>
+void MatmulBf16(Tiles& unit, const WeightMatrix& w, const std::byte* x, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y) {
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
   const int64_t chunks = (w.cols + kTileChunk - 1) / kTileChunk;
@@ -343,8 +398,9 @@ void MatmulBf16(const WeightMatrix& w, const std::byte* x, int64_t n, int64_t ro
     // 15-17 GB/s, the vector kernels 19-20).
     alignas(64) float partial[4][16][16];
     int64_t g = g_begin;
-    for (; g + 2 <= g_end; g += 2) Bf16Block<1, 2>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
-    if (g < g_end) Bf16Block<1, 1>(w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
+    for (; g + 2 <= g_end; g += 2)
+      Bf16Block<Tiles, Parts, 1, 2>(unit, w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
+    if (g < g_end) Bf16Block<Tiles, Parts, 1, 1>(unit, w, x, 0, n, g, 0, chunks, partial, row_begin, row_end, bias, y);
     return;
   }
   // Prefill: 32 tokens at a time; for each pass of kBf16PassChunks chunks, every pair of
@@ -360,11 +416,11 @@ void MatmulBf16(const WeightMatrix& w, const std::byte* x, int64_t n, int64_t ro
         const int64_t g = g_begin + 2 * p;
         float(*mine)[16][16] = partial + 4 * p;
         if (g + 1 < g_end) {
-          if (two) Bf16Block<2, 2>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
-          else Bf16Block<1, 2>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+          if (two) Bf16Block<Tiles, Parts, 2, 2>(unit, w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+          else Bf16Block<Tiles, Parts, 1, 2>(unit, w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
         } else {
-          if (two) Bf16Block<2, 1>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
-          else Bf16Block<1, 1>(w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+          if (two) Bf16Block<Tiles, Parts, 2, 1>(unit, w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
+          else Bf16Block<Tiles, Parts, 1, 1>(unit, w, x, t, n, g, c0, c1, mine, row_begin, row_end, bias, y);
         }
       }
     }
@@ -400,8 +456,8 @@ struct GroupTiles {
 // (a store waits for its dot product), while the vector units scale block b - 2's:
 // acc = fma(float(dot), d_w * d_x, acc), the float steps every int8 kernel takes, block by
 // block.
-template <int MT, int NG>
-inline void Int8Block(const GroupTiles* g, const Int8Activations& x, int64_t t0, int64_t tokens, float* y,
+template <class Tiles, int MT, int NG>
+inline void Int8Block(Tiles& unit, const GroupTiles* g, const Int8Activations& x, int64_t t0, int64_t tokens, float* y,
                       int64_t ystride, const __mmask16* mask, const __m512* vbias) {
   static_assert(MT <= 2 && NG <= 2);
   const int64_t nb = x.nb;
@@ -414,32 +470,32 @@ inline void Int8Block(const GroupTiles* g, const Int8Activations& x, int64_t t0,
   const int8_t* a1 = MT > 1 ? x.tile(t0 + 16, 0) : a0;
   for (int64_t b = 0; b < nb + 2; ++b) {
     if (b < nb) {
-      _tile_loadd(4, a0 + 512 * b, 32);
-      if constexpr (MT > 1) _tile_loadd(5, a1 + 512 * b, 32);
-      _tile_loadd(6, g[0].quants + b * static_cast<int64_t>(g[0].stride), 64);
-      if constexpr (NG > 1) _tile_loadd(7, g[1].quants + b * static_cast<int64_t>(g[1].stride), 64);
+      unit.template load<4>(a0 + 512 * b, 32);
+      if constexpr (MT > 1) unit.template load<5>(a1 + 512 * b, 32);
+      unit.template load<6>(g[0].quants + b * static_cast<int64_t>(g[0].stride), 64);
+      if constexpr (NG > 1) unit.template load<7>(g[1].quants + b * static_cast<int64_t>(g[1].stride), 64);
     }
     if (b >= 1 && b <= nb) {
       int32_t(*d)[16][16] = dots[(b - 1) % 2];
-      _tile_stored(0, d[0], 64);
-      if constexpr (NG > 1) _tile_stored(1, d[1], 64);
-      if constexpr (MT > 1) _tile_stored(2, d[2], 64);
-      if constexpr (MT > 1 && NG > 1) _tile_stored(3, d[3], 64);
+      unit.template store<0>(d[0], 64);
+      if constexpr (NG > 1) unit.template store<1>(d[1], 64);
+      if constexpr (MT > 1) unit.template store<2>(d[2], 64);
+      if constexpr (MT > 1 && NG > 1) unit.template store<3>(d[3], 64);
     }
     if (b < nb) {
-      _tile_zero(0);
-      _tile_dpbssd(0, 4, 6);
+      unit.template zero<0>();
+      unit.template dpbssd<0, 4, 6>();
       if constexpr (NG > 1) {
-        _tile_zero(1);
-        _tile_dpbssd(1, 4, 7);
+        unit.template zero<1>();
+        unit.template dpbssd<1, 4, 7>();
       }
       if constexpr (MT > 1) {
-        _tile_zero(2);
-        _tile_dpbssd(2, 5, 6);
+        unit.template zero<2>();
+        unit.template dpbssd<2, 5, 6>();
       }
       if constexpr (MT > 1 && NG > 1) {
-        _tile_zero(3);
-        _tile_dpbssd(3, 5, 7);
+        unit.template zero<3>();
+        unit.template dpbssd<3, 5, 7>();
       }
     }
     if (b >= 2) {
@@ -466,9 +522,9 @@ inline void Int8Block(const GroupTiles* g, const Int8Activations& x, int64_t t0,
         store_row(y + (16 * m + r) * ystride + 16 * gi, _mm512_load_ps(acc[m][gi][r]), vbias[gi], mask[gi]);
 }
 
-template <WeightType Type>
-void MatmulInt8Tiles(const WeightMatrix& w, const Int8Activations& x, int64_t n, int64_t row_begin, int64_t row_end,
-                     const float* bias, float* y) {
+template <class Tiles, WeightType Type>
+void MatmulInt8Tiles(Tiles& unit, const WeightMatrix& w, const Int8Activations& x, int64_t n, int64_t row_begin,
+                     int64_t row_end, const float* bias, float* y) {
   const int64_t nb = x.nb;
   const int64_t g_begin = row_begin / kTileRows, g_end = (row_end + kTileRows - 1) / kTileRows;
   std::vector<int8_t> unpacked(Type == WeightType::Q4_0 ? static_cast<size_t>(2 * nb) * 512 : 0);
@@ -499,11 +555,11 @@ void MatmulInt8Tiles(const WeightMatrix& w, const Int8Activations& x, int64_t n,
       const int64_t tokens = std::min<int64_t>(32, n - t);
       float* yt = yg + t * w.rows;
       if (tokens > 16) {
-        if (groups == 2) Int8Block<2, 2>(g, x, t, tokens, yt, w.rows, mask, vbias);
-        else Int8Block<2, 1>(g, x, t, tokens, yt, w.rows, mask, vbias);
+        if (groups == 2) Int8Block<Tiles, 2, 2>(unit, g, x, t, tokens, yt, w.rows, mask, vbias);
+        else Int8Block<Tiles, 2, 1>(unit, g, x, t, tokens, yt, w.rows, mask, vbias);
       } else {
-        if (groups == 2) Int8Block<1, 2>(g, x, t, tokens, yt, w.rows, mask, vbias);
-        else Int8Block<1, 1>(g, x, t, tokens, yt, w.rows, mask, vbias);
+        if (groups == 2) Int8Block<Tiles, 1, 2>(unit, g, x, t, tokens, yt, w.rows, mask, vbias);
+        else Int8Block<Tiles, 1, 1>(unit, g, x, t, tokens, yt, w.rows, mask, vbias);
       }
     }
   }
@@ -756,7 +812,8 @@ inline void ForPartPairs(int kv_parts, F&& f) {
       if (sum - first < kv_parts) f(first, sum - first);
 }
 
-void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
+template <class Tiles>
+void AttentionRows(Tiles& unit, const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
                    const std::byte* const* block_tiles, std::byte* scratch) {
   const AttentionGeometry g = attention_geometry(a);
   const AttentionScratch layout = attention_scratch_layout(g);
@@ -769,7 +826,7 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
   float* l = m + 16;
   float* correction = l + 16;
   const int64_t padded = g.dim_tiles * 16;
-  _tile_loadconfig(&kAttentionConfigs.by_rows[count]);
+  unit.config(&kAttentionConfigs.by_rows[count]);
   int64_t length[16], longest = 0;
   for (int r = 0; r < count; ++r) {
     const float* q = a.q + rows[r] * a.head_dim;
@@ -795,15 +852,15 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
   for (int64_t blk = 0; blk * 16 < longest; ++blk) {
     const std::byte* kv = block_tiles[blk] + static_cast<size_t>(kv_head) * g.head_bytes;
     // S = Q K^T, chunk by chunk, the part products largest first.
-    _tile_zero(0);
+    unit.template zero<0>();
     for (int64_t c = 0; c < g.chunks; ++c) {
       ForPartPairs(g.kv_parts, [&](int qp, int kp) {
-        _tile_loadd(4, q_parts + (c * 3 + qp) * 1024, 64);
-        _tile_loadd(6, kv + static_cast<size_t>(c * g.kv_parts + kp) * 1024, 64);
-        _tile_dpbf16ps(0, 4, 6);
+        unit.template load<4>(q_parts + (c * 3 + qp) * 1024, 64);
+        unit.template load<6>(kv + static_cast<size_t>(c * g.kv_parts + kp) * 1024, 64);
+        unit.template dpbf16ps<0, 4, 6>();
       });
     }
-    _tile_stored(0, scores, 64);
+    unit.template store<0>(scores, 64);
     // Online softmax, per row over its own positions of the block.
     for (int r = 0; r < count; ++r) {
       const int64_t valid = std::clamp<int64_t>(length[r] - 16 * blk, 0, 16);
@@ -833,17 +890,17 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
     int next_v = 0;
     for (int64_t dt0 = 0; dt0 < g.dim_tiles; dt0 += 2) {
       const int64_t tiles = std::min<int64_t>(2, g.dim_tiles - dt0);
-      _tile_zero(0);
-      if (tiles > 1) _tile_zero(1);
+      unit.template zero<0>();
+      if (tiles > 1) unit.template zero<1>();
       ForPartPairs(g.kv_parts, [&](int pp, int vp) {
-        _tile_loadd(5, p_parts + pp * 512, 32);
+        unit.template load<5>(p_parts + pp * 512, 32);
         for (int64_t t = 0; t < tiles; ++t) {
           const std::byte* v = kv + g.k_bytes + static_cast<size_t>((dt0 + t) * g.kv_parts + vp) * 512;
 #define GLASS_PV(R)                                  \
   do {                                               \
-    _tile_loadd(R, v, 64);                           \
-    if (t == 0) _tile_dpbf16ps(0, 5, R);             \
-    else _tile_dpbf16ps(1, 5, R);                    \
+    unit.template load<R>(v, 64);                           \
+    if (t == 0) unit.template dpbf16ps<0, 5, R>();             \
+    else unit.template dpbf16ps<1, 5, R>();                    \
   } while (0)
           switch (next_v) {
             case 0: GLASS_PV(2); break;
@@ -854,8 +911,8 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
           next_v = (next_v + 1) % 3;
         }
       });
-      _tile_stored(0, pv[0], 64);
-      if (tiles > 1) _tile_stored(1, pv[1], 64);
+      unit.template store<0>(pv[0], 64);
+      if (tiles > 1) unit.template store<1>(pv[1], 64);
       for (int r = 0; r < count; ++r) {
         const __m512 corr = _mm512_set1_ps(correction[r]);
         for (int64_t t = 0; t < tiles; ++t) {
@@ -865,7 +922,7 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
       }
     }
   }
-  _tile_release();
+  unit.release();
   for (int r = 0; r < count; ++r) {
     const float inv = 1.0f / l[r];
     float* dst = a.out + rows[r] * a.head_dim;
@@ -876,7 +933,7 @@ void AttentionRows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows,
 // ------------------------------------------------ entry points (compiled for AMX)
 
 // Tokens [begin, end) of the bf16 tiles' activations (tile-major: Bf16Tile).
-void PrepareBf16(const float* x, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
+void PrepareBf16(const float* x, int64_t begin, int64_t end, int64_t cols, int parts, std::byte* out) {
   const int64_t chunks = (cols + kTileChunk - 1) / kTileChunk;
   for (int64_t t = begin; t < end; ++t) {
     const float* src = x + t * cols;
@@ -885,10 +942,10 @@ void PrepareBf16(const float* x, int64_t begin, int64_t end, int64_t cols, std::
         const int64_t first = c * kTileChunk + 16 * h;
         const int64_t valid = std::clamp<int64_t>(cols - first, 0, 16);
         __m512 rest = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1), src + first);
-        for (int p = 0; p < kBf16Parts; ++p) {
+        for (int p = 0; p < parts; ++p) {
           // Round to nearest even; what the part leaves is exact in fp32 and goes to the next.
           const __m256bh part = _mm512_cvtneps_pbh(rest);
-          auto* line = const_cast<std::byte*>(Bf16Tile(out, chunks, t / 16, c, p)) + (t % 16) * 64 + 32 * h;
+          auto* line = const_cast<std::byte*>(Bf16Tile(out, chunks, parts, t / 16, c, p)) + (t % 16) * 64 + 32 * h;
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(line), (__m256i)part);
           rest = _mm512_sub_ps(rest, _mm512_cvtpbh_ps(part));
         }
@@ -923,25 +980,27 @@ void PrepareInt8(const float* x, int64_t n, int64_t begin, int64_t end, int64_t 
   }
 }
 
-void MatmulTiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
-                 const float* bias, float* y) {
+template <class Tiles>
+void MatmulTiles(Tiles& unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
+                 int64_t row_begin, int64_t row_end, const float* bias, float* y) {
   const Int8Activations x = int8_view(prepared, n, w.cols);
   switch (w.type) {
     case WeightType::BF16:
-      _tile_loadconfig(&kBf16Configs.by_tokens[std::min<int64_t>(n, 16)]);
-      MatmulBf16(w, prepared, n, row_begin, row_end, bias, y);
+      unit.config(&kBf16Configs.by_tokens[std::min<int64_t>(n, 16)]);
+      if (bf16_parts == 1) MatmulBf16<Tiles, 1>(unit, w, prepared, n, row_begin, row_end, bias, y);
+      else MatmulBf16<Tiles, kBf16Parts>(unit, w, prepared, n, row_begin, row_end, bias, y);
       break;
     case WeightType::Q8_0:
-      _tile_loadconfig(&kInt8Config);
-      MatmulInt8Tiles<WeightType::Q8_0>(w, x, n, row_begin, row_end, bias, y);
+      unit.config(&kInt8Config);
+      MatmulInt8Tiles<Tiles, WeightType::Q8_0>(unit, w, x, n, row_begin, row_end, bias, y);
       break;
     case WeightType::Q4_0:
-      _tile_loadconfig(&kInt8Config);
-      MatmulInt8Tiles<WeightType::Q4_0>(w, x, n, row_begin, row_end, bias, y);
+      unit.config(&kInt8Config);
+      MatmulInt8Tiles<Tiles, WeightType::Q4_0>(unit, w, x, n, row_begin, row_end, bias, y);
       break;
     default: return;
   }
-  _tile_release();  // the tile state returns to its initial form: cheaper context switches
+  unit.release();  // the tile state returns to its initial form: cheaper context switches
 }
 
 void MatmulVnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
@@ -956,15 +1015,23 @@ void MatmulVnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 
-void prepare_rows(WeightType t, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out) {
-  if (t == WeightType::BF16) PrepareBf16(x, begin, end, cols, out);
+void prepare_rows(WeightType t, int bf16_parts, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols,
+                  std::byte* out) {
+  if (t == WeightType::BF16) PrepareBf16(x, begin, end, cols, checked_parts(bf16_parts), out);
   else PrepareInt8(x, n, begin, end, cols, out);
 }
 
-void matmul_tiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
-                  const float* bias, float* y) {
+void matmul_tiles(TileUnit unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
+                  int64_t row_begin, int64_t row_end, const float* bias, float* y) {
   if (!w.tiled) fail("amx::matmul_tiles needs a tiled matrix");
-  MatmulTiles(w, prepared, n, row_begin, row_end, bias, y);
+  checked_parts(bf16_parts);
+  if (unit == TileUnit::Emulated) {
+    EmulatedTiles unit;
+    MatmulTiles(unit, w, prepared, bf16_parts, n, row_begin, row_end, bias, y);
+  } else {
+    HardwareTiles unit;
+    MatmulTiles(unit, w, prepared, bf16_parts, n, row_begin, row_end, bias, y);
+  }
 }
 
 void matmul_vnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
@@ -977,10 +1044,16 @@ void attention_prepare_block(const AttentionArgs& a, int32_t block_id, int64_t v
   AttentionPrepareBlock(a, block_id, valid, out);
 }
 
-void attention_rows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
+void attention_rows(TileUnit unit, const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
                     const std::byte* const* block_tiles, std::byte* scratch) {
   if (count < 1 || count > 16) fail("amx::attention_rows: ", count, " rows; 1 to 16 expected");
-  AttentionRows(a, kv_head, rows, count, block_tiles, scratch);
+  if (unit == TileUnit::Emulated) {
+    EmulatedTiles unit;
+    AttentionRows(unit, a, kv_head, rows, count, block_tiles, scratch);
+  } else {
+    HardwareTiles unit;
+    AttentionRows(unit, a, kv_head, rows, count, block_tiles, scratch);
+  }
 }
 
 }  // namespace glass::amx

@@ -17,7 +17,13 @@
 // in fp32 and summed
 // by the tile unit in its own order; results differ from the vector kernels in the last
 // bits, so bf16 tiled matrices run through the tiles for every token count (batch
-// invariance: a row's result never depends on the others).
+// invariance: a row's result never depends on the others). Activations already rounded to
+// bf16 (MatmulPrecision::Bf16) are their own single part: one tdpbf16ps per tile product
+// instead of three.
+//
+// Every kernel that uses tiles runs on a TileUnit: the CPU's, or EmulatedTiles
+// (amx_tile_emulation.h), a plain C++ model of the instructions that tests use on CPUs without
+// AMX (it needs only the AVX-512 subsets the code around the tiles uses: cpu_can_emulate_tiles).
 #pragma once
 
 #include <cstddef>
@@ -30,6 +36,10 @@
 namespace glass::amx {
 
 inline constexpr int kBf16Parts = 3;  // bf16 parts per activation (hi, mid, lo)
+// Parts per activation for a matmul precision: 1 when the activations are rounded to bf16.
+inline int bf16_parts(MatmulPrecision p) { return p == MatmulPrecision::Bf16 ? 1 : kBf16Parts; }
+
+enum class TileUnit { Hardware, Emulated };
 
 // The palette-1 tile configuration ldtilecfg reads: 64 bytes.
 struct alignas(64) TileConfig {
@@ -64,6 +74,9 @@ bool tile_permission_granted();
 
 // Whether this CPU has the AVX-512 subsets matmul_vnni uses (F, BW, VL, VNNI) with F16C.
 bool cpu_has_vnni512();
+// Whether the tile kernels can run on EmulatedTiles here: cpu_has_amx() less the tiles (the
+// AVX-512 F, BW, VL, DQ, VNNI and BF16 subsets, F16C and FMA).
+bool cpu_can_emulate_tiles();
 
 // ---------------------------------------------------------------- kernels (tile permission required)
 
@@ -71,20 +84,22 @@ bool cpu_has_vnni512();
 // 16 or more tokens the tiles read 16 lines at a time, and the lines past the last token
 // hold whatever the buffer held (their products are computed and never stored; with fewer
 // than 16 tokens the tiles hold only the tokens' lines). bf16: tile-major, for each 16 tokens, chunk of
-// 32 columns and part, one 1 KiB tile of 16 lines; q8_0 / q4_0: the blocks the vector kernels
+// 32 columns and part (bf16_parts of them: 1 or kBf16Parts), one 1 KiB tile of 16 lines; q8_0 / q4_0: the blocks the vector kernels
 // quantize the activations into (simd::prepare_rows: scale amax / 127, values rounded to
 // nearest even), bit for bit, their int8 values tile-major (per 16 tokens and block, a
 // 512-byte tile), their scales and sums of values in [block][token] tables. prepare_rows
 // writes tokens [begin, end) of [0, n): disjoint ranges may run in parallel.
 int64_t padded_tokens(int64_t n);
-size_t prepared_bytes(WeightType t, int64_t n, int64_t cols);
-void prepare_rows(WeightType t, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols, std::byte* out);
+size_t prepared_bytes(WeightType t, int bf16_parts, int64_t n, int64_t cols);
+void prepare_rows(WeightType t, int bf16_parts, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols,
+                  std::byte* out);
 
 // y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) of a tiled
-// matrix and all n tokens, with tiles. Loads its tile configuration and releases the tiles
-// on return; the calling thread must hold the tile permission.
-void matmul_tiles(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
-                  const float* bias, float* y);
+// matrix and all n tokens, with tiles (`prepared` by prepare_rows with the same bf16_parts).
+// Loads its tile configuration and releases the tiles on return; on the hardware unit the
+// calling thread must hold the tile permission.
+void matmul_tiles(TileUnit unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
+                  int64_t row_begin, int64_t row_end, const float* bias, float* y);
 // The same for a tiled q8_0 / q4_0 matrix with AVX-512 VNNI vector instructions (no tiles:
 // faster for a few tokens), bit-identical to matmul_tiles. Needs cpu_has_vnni512().
 void matmul_vnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
@@ -114,8 +129,9 @@ void attention_prepare_block(const AttentionArgs& a, int32_t block_id, int64_t v
 size_t attention_rows_scratch_bytes(const AttentionArgs& a);
 // Query rows rows[0..count) (each t * heads + h, count 1..16), all reading KV head
 // `kv_head` and the block table of one sequence, whose block b's tiles are at
-// block_tiles[b]: writes their outputs. The calling thread must hold the tile permission.
-void attention_rows(const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
+// block_tiles[b]: writes their outputs. On the hardware unit the calling thread must hold the
+// tile permission.
+void attention_rows(TileUnit unit, const AttentionArgs& a, int64_t kv_head, const int64_t* rows, int count,
                     const std::byte* const* block_tiles, std::byte* scratch);
 
 }  // namespace glass::amx

@@ -157,7 +157,7 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
 
 CpuKernels::CpuKernels(ThreadPool& pool, CpuFeatures features, MatmulPrecision precision)
     : Kernels(precision), pool_(pool), features_(std::move(features)) {
-  if (!features_.amx) return;
+  if (!features_.amx || features_.amx_emulated) return;
   // The permission is the process's, but a tile instruction faults in any thread without
   // it: every worker checks before its first one.
   std::atomic<int> refused{0};
@@ -177,14 +177,15 @@ std::string CpuKernels::simd_path() const {
   std::string s = simd_target();
   const bool avx3 = s.rfind("AVX3", 0) == 0;
   if (features_.avx512_vnni && avx3) s += " + VNNI";
-  if (features_.amx && avx3) s += " + AMX";
+  if (features_.amx && avx3) s += features_.amx_emulated ? " + AMX (emulated)" : " + AMX";
   if (features_.avx512_bf16 && avx3 && matmul_precision() == MatmulPrecision::Bf16) s += " + BF16";
   return s;
 }
 
 std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   switch (route(w, n)) {
-    case Route::Tiles: return w.type == WeightType::BF16 ? "AMX-BF16" : "AMX-INT8";
+    case Route::Tiles:
+      return str_cat(w.type == WeightType::BF16 ? "AMX-BF16" : "AMX-INT8", features_.amx_emulated ? " (emulated)" : "");
     case Route::Vnni: return "AVX3 + VNNI (tiled layout)";
     case Route::Decoded: return std::string(simd_target()) + " (decoded to f32)";
     case Route::Bf16Dot: return "AVX3 + BF16";
@@ -211,8 +212,9 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
       p.valid = true;
       if (type == WeightType::BF16) {
         p.instruction = ComputeInstruction::TileBf16;
-        p.passes = amx::kBf16Parts;
-        p.how = str_cat("tdpbf16ps, activations in ", amx::kBf16Parts, " bf16 parts");
+        p.passes = amx::bf16_parts(matmul_precision());
+        p.how = p.passes == 1 ? "tdpbf16ps, activations rounded to bf16"
+                              : str_cat("tdpbf16ps, activations in ", p.passes, " bf16 parts");
       } else {
         p.instruction = ComputeInstruction::TileInt8Block;
         p.how = "tdpbssd per 32-value block, scales applied per block with AVX-512";
@@ -284,11 +286,13 @@ const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* 
   if (route == Route::Decoded || (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
     return reinterpret_cast<const std::byte*>(x);
   const bool amx = route == Route::Tiles || route == Route::Vnni;
-  const size_t bytes = amx ? amx::prepared_bytes(type, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
+  const int parts = amx::bf16_parts(matmul_precision());
+  const size_t bytes =
+      amx ? amx::prepared_bytes(type, parts, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
   std::byte* out = aligned(bytes);
   if (amx) {
-    if (n <= 16) amx::prepare_rows(type, x, n, 0, n, cols, out);
-    else pool_.parallel_for(n, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, x, n, b, e, cols, out); });
+    if (n <= 16) amx::prepare_rows(type, parts, x, n, 0, n, cols, out);
+    else pool_.parallel_for(n, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, parts, x, n, b, e, cols, out); });
     return out;
   }
   const size_t row = simd::prepared_row_bytes(type, cols);
@@ -319,7 +323,9 @@ void CpuKernels::decoded_rows(const WeightMatrix& w, const float* x, int64_t n, 
 void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin,
                              int64_t row_end, const float* bias, float* y) const {
   switch (route) {
-    case Route::Tiles: amx::matmul_tiles(w, xp, n, row_begin, row_end, bias, y); return;
+    case Route::Tiles:
+      amx::matmul_tiles(tile_unit(), w, xp, amx::bf16_parts(matmul_precision()), n, row_begin, row_end, bias, y);
+      return;
     case Route::Vnni: amx::matmul_vnni(w, xp, n, row_begin, row_end, bias, y); return;
     case Route::Decoded: decoded_rows(w, reinterpret_cast<const float*>(xp), n, row_begin, row_end, bias, y); return;
     case Route::Bf16Dot:
@@ -514,7 +520,7 @@ void CpuKernels::attention_tiles(const AttentionArgs& a) {
     std::byte* scratch = base + blocks_bytes + static_cast<size_t>(thread) * rows_scratch;
     for (size_t i = static_cast<size_t>(thread); i < tasks.size(); i += static_cast<size_t>(threads)) {
       const Task& task = tasks[i];
-      amx::attention_rows(a, task.kv_head, task_rows.data() + task.first_row, task.count,
+      amx::attention_rows(tile_unit(), a, task.kv_head, task_rows.data() + task.first_row, task.count,
                           block_tiles.data() + task.tiles_at, scratch);
     }
   });

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/amx_kernels.h"
 #include "kernels/compute_peak.h"
 #include "kernels/kernels.h"
 #include "kernels/simd_kernels.h"
@@ -22,6 +23,9 @@ struct CpuFeatures {
   // bf16_dot_kernels.h); without it they multiply the rounded activations as floats.
   bool avx512_bf16 = false;
   bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
+  // Tests: the tile kernels run on the emulated tile unit (amx_tile_emulation.h), with `amx`
+  // set on a CPU without AMX (amx::cpu_can_emulate_tiles). Never set by detect().
+  bool amx_emulated = false;
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
   // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
   // choice (docs/performance.md has the measurement); tests and benchmarks move it.
@@ -65,8 +69,8 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
 
 class CpuKernels final : public Kernels {
  public:
-  // With features.amx, checks that every thread of `pool` may run tile instructions; if one
-  // may not, the tile kernels stay off (features().note says why).
+  // With features.amx (on the CPU's tiles), checks that every thread of `pool` may run tile
+  // instructions; if one may not, the tile kernels stay off (features().note says why).
   explicit CpuKernels(ThreadPool& pool, CpuFeatures features = CpuFeatures::detect(),
                       MatmulPrecision precision = MatmulPrecision::Float);
   const char* name() const override { return "cpu"; }
@@ -81,8 +85,8 @@ class CpuKernels final : public Kernels {
   // What a matmul over n tokens computes with, for a matrix of this type laid out by
   // cpu_layout for these kernels (of whole tiles, as every Qwen matrix): the path's name, its
   // instruction, how many of the instruction's multiply-adds make one of the matmul's (3 for
-  // bf16 tiles: three parts per activation) and how they are done. valid is false where there
-  // is no vector instruction to measure (the portable target).
+  // bf16 tiles: three parts per activation; 1 in the bf16 matmul precision) and how they are
+  // done. valid is false where there is no vector instruction to measure (the portable target).
   struct ComputePath {
     std::string name;
     ComputeInstruction instruction = ComputeInstruction::Fma256;
@@ -122,6 +126,7 @@ class CpuKernels final : public Kernels {
 
   // Attention with tiles (features_.amx, KV blocks of 16).
   void attention_tiles(const AttentionArgs& args);
+  amx::TileUnit tile_unit() const { return features_.amx_emulated ? amx::TileUnit::Emulated : amx::TileUnit::Hardware; }
 
   ThreadPool& pool_;
   CpuFeatures features_;

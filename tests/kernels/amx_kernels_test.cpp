@@ -1,13 +1,15 @@
 // The AMX path: the tiled layout (testable everywhere), the tile kernels against the scalar
 // reference on odd shapes, bit-identity of the int8 tile, VNNI and vector kernels, batch and
 // thread invariance, and the fallback when the tile permission is refused or GLASS_CPU turns
-// AMX off. Kernel tests run where the CPU has AMX and Linux grants it, and skip with the
-// reason elsewhere.
+// AMX off. The kernel tests run twice: on the CPU's tiles where it has AMX and Linux grants
+// it (skipped with the reason elsewhere), and on the emulated tile unit
+// (amx_tile_emulation.h) wherever the AVX-512 subsets around the tiles are, AMX or not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -16,6 +18,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "kernels/amx_kernels.h"
+#include "kernels/amx_tile_emulation.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
 
@@ -229,13 +232,176 @@ TEST(CpuPath, ARefusedPermissionFallsBackToAvx512AndSaysWhy) {
   }
 }
 
-// ---------------------------------------------------------------- kernels (AMX machines)
+// ---------------------------------------------------------------- the emulated tile unit (every machine)
 
-class AmxKernels : public ::testing::Test {
+// Tile t of a configuration: `rows` rows of `bytes` bytes.
+void set_tile(amx::TileConfig& c, int t, uint8_t rows, uint16_t bytes) {
+  c.rows[t] = rows;
+  c.colsb[t] = bytes;
+}
+
+// tdpbf16ps on small integers, whose products and sums are exact in fp32: the result is the
+// manual's sum exactly, added to what the accumulator held.
+TEST(EmulatedTiles, Bf16ProductsAreTheManualsSums) {
+  std::mt19937 rng(30);
+  std::uniform_int_distribution<int> small(-16, 16);
+  amx::TileConfig c;
+  set_tile(c, 0, 3, 40);  // C: 3 rows of 10 fp32
+  set_tile(c, 4, 3, 24);  // A: 3 rows of 12 bf16 (6 pairs)
+  set_tile(c, 6, 6, 40);  // B: 6 rows of 10 pairs
+  uint16_t a[3][12], b[6][20];
+  float start[3][10], got[3][10];
+  for (auto& row : a)
+    for (auto& v : row) v = f32_to_bf16(static_cast<float>(small(rng)));
+  for (auto& row : b)
+    for (auto& v : row) v = f32_to_bf16(static_cast<float>(small(rng)));
+  for (auto& row : start)
+    for (auto& v : row) v = static_cast<float>(small(rng));
+  amx::EmulatedTiles unit;
+  unit.config(&c);
+  unit.load<0>(start, sizeof start[0]);
+  unit.load<4>(a, sizeof a[0]);
+  unit.load<6>(b, sizeof b[0]);
+  unit.dpbf16ps<0, 4, 6>();
+  unit.store<0>(got, sizeof got[0]);
+  for (int m = 0; m < 3; ++m)
+    for (int n = 0; n < 10; ++n) {
+      double expect = start[m][n];
+      for (int k = 0; k < 12; ++k) expect += double{bf16_to_f32(a[m][k])} * bf16_to_f32(b[k / 2][2 * n + k % 2]);
+      ASSERT_EQ(got[m][n], expect) << m << "," << n;
+    }
+}
+
+// Denormal bf16 inputs read as zero, denormal results are flushed to zero.
+TEST(EmulatedTiles, Bf16DenormalsAreZero) {
+  amx::TileConfig c;
+  set_tile(c, 0, 1, 4);
+  set_tile(c, 1, 1, 4);
+  set_tile(c, 2, 1, 4);
+  amx::EmulatedTiles unit;
+  unit.config(&c);
+  const float zero = 0.0f;
+  float got = 1.0f;
+  // 2^-133 (a denormal) times 2^127: 2^-6 if it were read.
+  const uint16_t denormal_pair[2] = {0x0001, 0}, large_pair[2] = {f32_to_bf16(0x1p127f), 0};
+  unit.load<0>(&zero, 4);
+  unit.load<1>(denormal_pair, 4);
+  unit.load<2>(large_pair, 4);
+  unit.dpbf16ps<0, 1, 2>();
+  unit.store<0>(&got, 4);
+  EXPECT_EQ(got, 0.0f);
+  // 2^-70 times 2^-70: 2^-140, a denormal fp32 result.
+  const uint16_t tiny_pair[2] = {f32_to_bf16(0x1p-70f), 0};
+  got = 1.0f;
+  unit.load<1>(tiny_pair, 4);
+  unit.load<2>(tiny_pair, 4);
+  unit.dpbf16ps<0, 1, 2>();
+  unit.store<0>(&got, 4);
+  EXPECT_EQ(got, 0.0f);
+}
+
+// tdpbssd: signed bytes in quads, int32 sums wrapping around as the CPU's do.
+TEST(EmulatedTiles, Int8ProductsWrapAround) {
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  const amx::TileConfig c = amx::make_config(16, 32, 8);  // what the int8 kernels load
+  int8_t a[16][32], b[8][64];
+  int32_t start[16][16], got[16][16];
+  for (auto& row : a)
+    for (auto& v : row) v = static_cast<int8_t>(byte(rng));
+  for (auto& row : b)
+    for (auto& v : row) v = static_cast<int8_t>(byte(rng));
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n)  // near the ends of int32, so that the sums wrap
+      start[m][n] = m % 2 ? std::numeric_limits<int32_t>::max() - n : std::numeric_limits<int32_t>::min() + n;
+  amx::EmulatedTiles unit;
+  unit.config(&c);
+  unit.load<1>(start, 64);
+  unit.load<5>(a, 32);
+  unit.load<7>(b, 64);
+  unit.dpbssd<1, 5, 7>();
+  unit.store<1>(got, 64);
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n) {
+      int64_t dot = 0;
+      for (int k = 0; k < 32; ++k) dot += int64_t{a[m][k]} * b[k / 4][4 * n + k % 4];
+      ASSERT_EQ(got[m][n], static_cast<int32_t>(static_cast<uint32_t>(start[m][n]) + static_cast<uint32_t>(dot)))
+          << m << "," << n;
+    }
+}
+
+// A load reads the configured rows and bytes of each row (what lies past them stays unread: a
+// tile narrower than its buffer's stride), a store writes them and nothing else.
+TEST(EmulatedTiles, LoadsAndStoresTouchTheConfiguredBytesOnly) {
+  amx::TileConfig c;
+  set_tile(c, 3, 2, 8);
+  amx::EmulatedTiles unit;
+  unit.config(&c);
+  unsigned char src[2][100], dst[4][32];
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 100; ++i) src[r][i] = static_cast<unsigned char>(r * 100 + i);
+  std::memset(dst, 0xab, sizeof dst);
+  unit.load<3>(src, 100);
+  unit.store<3>(dst, 32);
+  for (int r = 0; r < 4; ++r)
+    for (int i = 0; i < 32; ++i)
+      ASSERT_EQ(dst[r][i], r < 2 && i < 8 ? src[r][i] : 0xab) << r << "," << i;
+  unit.zero<3>();
+  unit.store<3>(dst, 32);
+  EXPECT_EQ(dst[1][7], 0);
+  EXPECT_EQ(dst[1][8], 0xab);
+}
+
+// What the CPU faults on (#UD) throws, naming the instruction.
+TEST(EmulatedTiles, FaultsWhereTheCpuWould) {
+  auto expect_fault = [](auto&& f, const char* what) {
+    try {
+      f();
+      ADD_FAILURE() << "no fault: " << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  amx::EmulatedTiles unit;
+  float buffer[16 * 16] = {};
+  expect_fault([&] { unit.zero<0>(); }, "tilezero tmm0: no tile configuration");
+  amx::TileConfig bad;
+  set_tile(bad, 2, 17, 64);
+  expect_fault([&] { unit.config(&bad); }, "tile 2 configured as 17 rows");
+  amx::TileConfig odd;
+  odd.palette = 2;
+  expect_fault([&] { unit.config(&odd); }, "palette 2");
+  amx::TileConfig c = amx::make_config(16, 32, 8);  // tiles 0-7 set
+  c.rows[3] = 0, c.colsb[3] = 0;
+  unit.config(&c);
+  expect_fault([&] { unit.load<3>(buffer, 64); }, "tileloadd tmm3: the tile is not configured");
+  // A has 32 bytes (8 dword columns) but B 16 rows.
+  amx::TileConfig mismatch = amx::make_config(16, 32, 16);
+  unit.config(&mismatch);
+  expect_fault([&] { unit.dpbf16ps<0, 4, 6>(); }, "do not chain");
+  expect_fault([&] { unit.dpbssd<0, 0, 6>(); }, "must differ");
+  unit.config(&c);
+  unit.dpbssd<0, 4, 6>();  // chains
+  unit.release();
+  expect_fault([&] { unit.store<0>(buffer, 64); }, "tilestored tmm0: no tile configuration");
+}
+
+// ---------------------------------------------------------------- kernels (the CPU's tiles, and emulated)
+
+class AmxKernels : public ::testing::TestWithParam<amx::TileUnit> {
  protected:
   void SetUp() override {
     features_ = CpuFeatures::detect();
     features_.amx_int8 = true;  // off by default (CpuFeatures), but these tests cover the int8 tiles too
+    if (GetParam() == amx::TileUnit::Emulated) {
+      if (!amx::cpu_can_emulate_tiles())
+        GTEST_SKIP() << "this CPU lacks the AVX-512 subsets the code around the tiles uses (F, BW, VL, DQ, VNNI, BF16)";
+      if (std::string(CpuKernels::simd_target()).rfind("AVX3", 0) != 0)
+        GTEST_SKIP() << "GLASS_CPU chose a path below AVX-512 for this process";
+      features_.amx = true;
+      features_.amx_emulated = true;
+      return;
+    }
     if (!amx::cpu_has_amx()) GTEST_SKIP() << "this CPU has no AMX (AMX-TILE/INT8/BF16 with AVX512-BF16 and VNNI)";
     if (!features_.amx)
       GTEST_SKIP() << "AMX is off in this process: " << (features_.note.empty() ? "GLASS_CPU" : features_.note);
@@ -243,7 +409,12 @@ class AmxKernels : public ::testing::Test {
   CpuFeatures features_;
 };
 
-TEST_F(AmxKernels, TilesMatchTheReferenceOnOddShapes) {
+INSTANTIATE_TEST_SUITE_P(TileUnits, AmxKernels, ::testing::Values(amx::TileUnit::Hardware, amx::TileUnit::Emulated),
+                         [](const ::testing::TestParamInfo<amx::TileUnit>& info) {
+                           return info.param == amx::TileUnit::Hardware ? "Hardware" : "Emulated";
+                         });
+
+TEST_P(AmxKernels, TilesMatchTheReferenceOnOddShapes) {
   std::mt19937 rng(5);
   ThreadPool pool(2);
   CpuKernels fast(pool, features_);
@@ -275,7 +446,7 @@ TEST_F(AmxKernels, TilesMatchTheReferenceOnOddShapes) {
 
 // One float sequence for every int8 kernel: the tiles, the VNNI kernel on the tiled layout,
 // and the vector kernels (with and without VNNI) on the 8-row interleaved layout.
-TEST_F(AmxKernels, Int8TilesAreBitIdenticalToTheVectorKernels) {
+TEST_P(AmxKernels, Int8TilesAreBitIdenticalToTheVectorKernels) {
   std::mt19937 rng(6);
   ThreadPool pool(2);
   CpuFeatures no_amx = features_, always_tiles = features_;
@@ -301,7 +472,7 @@ TEST_F(AmxKernels, Int8TilesAreBitIdenticalToTheVectorKernels) {
   }
 }
 
-TEST_F(AmxKernels, TilesAreBatchAndThreadInvariant) {
+TEST_P(AmxKernels, TilesAreBatchAndThreadInvariant) {
   std::mt19937 rng(7);
   ThreadPool one(1), two(2), three(3);
   for (WeightType t : kTileable) {
@@ -332,7 +503,58 @@ TEST_F(AmxKernels, TilesAreBatchAndThreadInvariant) {
   }
 }
 
-TEST_F(AmxKernels, MultiAndGateUpMatchSeparateCalls) {
+// In the bf16 matmul precision the activations are rounded to bf16 and multiplied as one
+// part: as close to the reference that rounds them as the float mode is to its own, the same
+// bits as three parts of activations rounded beforehand (their lower parts are zero, and
+// adding zero products changes nothing), and invariant like every kernel.
+TEST_P(AmxKernels, Bf16ActivationsTakeOnePart) {
+  std::mt19937 rng(12);
+  ThreadPool one(1), two(2), three(3);
+  CpuKernels one_part(two, features_, MatmulPrecision::Bf16), three_parts(two, features_);
+  ReferenceKernels ref(MatmulPrecision::Bf16);
+  int64_t moved = 0;
+  for (int64_t cols : {7, 33, 100, 200}) {
+    for (int64_t rows : {1, 17, 40}) {
+      const Matrix m = row_major(WeightType::BF16, rows, cols, rng);
+      const Matrix tm = tiled(m.w);
+      const auto bias = randn(static_cast<size_t>(rows), rng);
+      for (int64_t n : {1, 2, 16, 17, 33}) {
+        SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " n " + std::to_string(n) +
+                     " via " + one_part.matmul_path(tm.w, n));
+        EXPECT_EQ(one_part.compute_path(tm.w, n).passes, 1);
+        EXPECT_EQ(three_parts.compute_path(tm.w, n).passes, amx::kBf16Parts);
+        const auto x = randn(static_cast<size_t>(n * cols), rng);
+        std::vector<float> rounded(x.size());
+        for (size_t i = 0; i < x.size(); ++i) rounded[i] = bf16_to_f32(f32_to_bf16_flushed(x[i]));
+        const auto got = matmul(one_part, tm.w, x, n, bias.data());
+        ASSERT_EQ(got, matmul(three_parts, tm.w, rounded, n, bias.data()));
+        const auto expect = matmul(ref, m.w, x, n, bias.data());
+        const auto unrounded = matmul(three_parts, tm.w, x, n, bias.data());
+        for (size_t i = 0; i < got.size(); ++i) {
+          const double tol = 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])) + 1e-6;
+          ASSERT_NEAR(got[i], expect[i], tol) << "element " << i;
+          moved += got[i] != unrounded[i];
+        }
+      }
+    }
+  }
+  EXPECT_GT(moved, 1000) << "the rounding moved too few results: is the mode on?";
+  const int64_t rows = 70, cols = 96, n = 37;
+  const Matrix tm = tiled(row_major(WeightType::BF16, rows, cols, rng).w);
+  const auto x = randn(static_cast<size_t>(n * cols), rng);
+  const auto batched = matmul(one_part, tm.w, x, n);
+  for (ThreadPool* pool : {&one, &three}) {
+    CpuKernels k(*pool, features_, MatmulPrecision::Bf16);
+    ASSERT_EQ(matmul(k, tm.w, x, n), batched) << pool->size() << " threads";
+    for (int64_t i : {int64_t{0}, int64_t{16}, n - 1}) {
+      const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
+      const auto alone = matmul(k, tm.w, xi, 1);
+      ASSERT_TRUE(std::equal(alone.begin(), alone.end(), batched.begin() + i * rows)) << "token " << i << " alone";
+    }
+  }
+}
+
+TEST_P(AmxKernels, MultiAndGateUpMatchSeparateCalls) {
   std::mt19937 rng(8);
   ThreadPool pool(2);
   CpuKernels k(pool, features_);
@@ -362,7 +584,7 @@ TEST_F(AmxKernels, MultiAndGateUpMatchSeparateCalls) {
 
 // A tiled matrix under kernels without AMX (a test, or a permission lost after loading) still
 // gives the right results: the VNNI kernel for int8, rows decoded to f32 for bf16.
-TEST_F(AmxKernels, TiledMatricesRunWithoutTiles) {
+TEST_P(AmxKernels, TiledMatricesRunWithoutTiles) {
   std::mt19937 rng(9);
   ThreadPool pool(2);
   CpuFeatures no_amx = features_;
@@ -384,7 +606,7 @@ TEST_F(AmxKernels, TiledMatricesRunWithoutTiles) {
   }
 }
 
-TEST_F(AmxKernels, ModelWeightsAreLaidOutForTheTiles) {
+TEST_P(AmxKernels, ModelWeightsAreLaidOutForTheTiles) {
   std::mt19937 rng(10);
   for (WeightType t : kTileable) {
     // Matrices of whole tiles are tiled; others keep their layout (no padding to hold).
@@ -409,7 +631,7 @@ TEST_F(AmxKernels, ModelWeightsAreLaidOutForTheTiles) {
 // Attention with tiles: against the reference on odd head sizes, every KV type, GQA groups,
 // two sequences (two block tables) in one batch and long contexts; every row the same alone,
 // in any sub-batch and with any number of threads.
-TEST_F(AmxKernels, AttentionTilesMatchTheReferenceAndAreInvariant) {
+TEST_P(AmxKernels, AttentionTilesMatchTheReferenceAndAreInvariant) {
   std::mt19937 rng(11);
   ThreadPool one(1), two(2), three(3);
   ReferenceKernels ref;
