@@ -23,10 +23,13 @@ namespace {
 constexpr int64_t kRowGrain = 8;
 int64_t row_grain(const WeightMatrix& w) { return w.tiled ? kTileRows : kRowGrain; }
 
-enum class Path { Scalar, Avx2, Avx512, Amx };
+// AmxEmulated: the AMX kernels on the emulated tile unit (amx_tile_emulation.h), slowly, on a
+// CPU with AVX-512 but no AMX; for testing the AMX path (layouts and kernels) end to end.
+enum class Path { Scalar, Avx2, Avx512, Amx, AmxEmulated };
 
 bool parse_path(std::string_view s, Path* out) {
   if (s == "amx") *out = Path::Amx;
+  else if (s == "amx-emulated") *out = Path::AmxEmulated;
   else if (s == "avx512") *out = Path::Avx512;
   else if (s == "avx2") *out = Path::Avx2;
   else if (s == "scalar") *out = Path::Scalar;
@@ -65,17 +68,25 @@ CpuFeatures CpuFeatures::decide(const char* glass_cpu, PermissionRequest request
   Path path = has_amx ? Path::Amx : has_avx512 ? Path::Avx512 : has_avx2 ? Path::Avx2 : Path::Scalar;
   if (glass_cpu != nullptr && *glass_cpu != '\0') {
     Path asked;
-    if (!parse_path(glass_cpu, &asked)) fail("GLASS_CPU: \"", glass_cpu, "\" is not one of amx, avx512, avx2, scalar");
-    const bool has = asked == Path::Amx ? has_amx : asked == Path::Avx512 ? has_avx512 : asked == Path::Avx2 ? has_avx2 : true;
+    if (!parse_path(glass_cpu, &asked))
+      fail("GLASS_CPU: \"", glass_cpu, "\" is not one of amx, amx-emulated, avx512, avx2, scalar");
+    const bool has = asked == Path::Amx           ? has_amx
+                     : asked == Path::AmxEmulated ? has_avx512 && amx::cpu_can_emulate_tiles()
+                     : asked == Path::Avx512      ? has_avx512
+                     : asked == Path::Avx2        ? has_avx2
+                                                  : true;
     if (!has)
       fail("GLASS_CPU=", glass_cpu, ": this CPU does not have ",
-           asked == Path::Amx ? "AMX (AMX-TILE, AMX-INT8, AMX-BF16 with AVX512-BF16 and VNNI)"
-                              : asked == Path::Avx512 ? "AVX-512 (F, BW, DQ, VL)" : "AVX2 with FMA and F16C");
+           asked == Path::Amx           ? "AMX (AMX-TILE, AMX-INT8, AMX-BF16 with AVX512-BF16 and VNNI)"
+           : asked == Path::AmxEmulated ? "the AVX-512 subsets around the tiles (F, BW, DQ, VL, VNNI, BF16)"
+           : asked == Path::Avx512      ? "AVX-512 (F, BW, DQ, VL)"
+                                        : "AVX2 with FMA and F16C");
     path = asked;
   }
   CpuFeatures f;
   f.avx512_vnni = path >= Path::Avx512 && simd::cpu_has_avx512_vnni() && amx::cpu_has_vnni512();
   f.avx512_bf16 = path >= Path::Avx512 && bf16dot::cpu_has_avx512_bf16();
+  if (path == Path::AmxEmulated) f.amx = f.amx_emulated = true;  // no tile instruction runs: nothing to ask
   if (path == Path::Amx) {
     std::string reason;
     f.amx = request_permission(&reason);
@@ -209,7 +220,7 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
   const bool avx3 = target.rfind("AVX3", 0) == 0, avx2 = target == "AVX2";
   switch (route(w, n)) {
     case Route::Tiles:
-      p.valid = true;
+      p.valid = !features_.amx_emulated;  // no tile instruction to measure on the emulated unit
       if (type == WeightType::BF16) {
         p.instruction = ComputeInstruction::TileBf16;
         p.passes = amx::bf16_parts(matmul_precision());

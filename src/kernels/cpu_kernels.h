@@ -23,8 +23,8 @@ struct CpuFeatures {
   // bf16_dot_kernels.h); without it they multiply the rounded activations as floats.
   bool avx512_bf16 = false;
   bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
-  // Tests: the tile kernels run on the emulated tile unit (amx_tile_emulation.h), with `amx`
-  // set on a CPU without AMX (amx::cpu_can_emulate_tiles). Never set by detect().
+  // With `amx`: the tile kernels run on the emulated tile unit (amx_tile_emulation.h), which
+  // needs no AMX (amx::cpu_can_emulate_tiles) and is slow: for tests, and GLASS_CPU=amx-emulated.
   bool amx_emulated = false;
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
   // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
@@ -41,7 +41,8 @@ struct CpuFeatures {
   std::string note;
 
   // What this process uses: everything the CPU has, less what the environment variable
-  // GLASS_CPU=amx|avx512|avx2|scalar turns off. Decided once per process, by the first call,
+  // GLASS_CPU=amx|avx512|avx2|scalar turns off (or amx-emulated: the AMX path on the emulated
+  // tile unit, to test it on CPUs without AMX). Decided once per process, by the first call,
   // which also requests the AMX permission (so call it before starting threads that will run
   // tiles: Backend does), restricts Highway's targets to the chosen path and prints the note,
   // if any, once to stderr. Throws naming GLASS_CPU for a value that is not a path, or a path

@@ -207,6 +207,34 @@ TEST(CpuPath, GlassCpuChoosesAPathAndRefusesNonsense) {
   }
 }
 
+// GLASS_CPU=amx-emulated: the tile kernels on the emulated unit, without asking Linux for
+// the tile state (no tile instruction runs), where the CPU can emulate; refused elsewhere.
+TEST(CpuPath, AmxEmulatedRunsTheTileKernelsWithoutAmx) {
+  int64_t disabled = 0;
+  const auto ask = [](std::string*) { return false; };  // a request would be refused
+  if (amx::cpu_can_emulate_tiles()) {
+    const CpuFeatures f = CpuFeatures::decide("amx-emulated", ask, &disabled);
+    EXPECT_TRUE(f.amx);
+    EXPECT_TRUE(f.amx_emulated);
+    EXPECT_TRUE(f.note.empty()) << f.note;
+    EXPECT_EQ(disabled, 0);
+    ThreadPool pool(2);
+    CpuKernels k(pool, f);
+    EXPECT_NE(k.simd_path().find("AMX (emulated)"), std::string::npos) << k.simd_path();
+    std::mt19937 rng(13);
+    const Matrix tm = tiled(row_major(WeightType::BF16, 32, 64, rng).w);
+    EXPECT_EQ(k.matmul_path(tm.w, 20), "AMX-BF16 (emulated)");
+    EXPECT_FALSE(k.compute_path(tm.w, 20).valid) << "no tile instruction to measure a peak of";
+  } else {
+    try {
+      CpuFeatures::decide("amx-emulated", ask, &disabled);
+      ADD_FAILURE() << "GLASS_CPU=amx-emulated accepted on a CPU that cannot emulate the tiles";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("GLASS_CPU=amx-emulated"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CpuPath, ARefusedPermissionFallsBackToAvx512AndSaysWhy) {
   if (!amx::cpu_has_amx()) GTEST_SKIP() << "this CPU has no AMX (the permission is only requested where it has)";
   int64_t disabled = 0;
