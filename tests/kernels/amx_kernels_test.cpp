@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@
 #include "kernels/amx_tile_emulation.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
+
+namespace glass::amx {
+// How GoogleTest names a tile unit in a test's parameter.
+inline void PrintTo(TileUnit unit, std::ostream* os) { *os << (unit == TileUnit::Hardware ? "the CPU's tiles" : "emulated tiles"); }
+}  // namespace glass::amx
 
 // Its own namespace: kernels_test is a unity build in CI, and cpu_kernels_test.cpp has
 // helpers of the same names (Matrix, randn, interleaved).
