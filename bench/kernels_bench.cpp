@@ -180,7 +180,7 @@ void BM_Attention(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
   }
 }
-BENCHMARK(BM_Attention)->Args({128, 1, 2})->Args({4096, 1, 2})->Args({512, 512, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Attention)->Args({128, 1, 2})->Args({4096, 1, 2})->Args({512, 512, 2})->Args({4608, 512, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Conversion's quantizers on one thread, 4 Mi values of N(0, 0.02) (a weight matrix's
 // spread): args: weight type, 1 for the vectorized quantizer (simd::quantize_blocks), 0 for
