@@ -59,7 +59,7 @@ void BM_Matmul(benchmark::State& state) {
   const int64_t extensions = state.range(5) == 5 ? 2 : state.range(5);
   CpuFeatures features = extensions != 0 ? CpuFeatures::detect() : CpuFeatures{};
   if (extensions == 1) features.amx = false;
-  features.amx_int8 = extensions >= 2;  // the int8 tiles are measured even though off by default
+  features.amx_int8 = extensions >= 2;  // 1: neither the int8 tiles nor the tiles at all
   if (extensions == 3) features.int8_tile_min_tokens = 1;
   if (extensions == 4) features.int8_tile_min_tokens = std::numeric_limits<int64_t>::max();
   CpuKernels k(pool, features, precision);

@@ -30,13 +30,14 @@ struct CpuFeatures {
   // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
   // choice (docs/performance.md has the measurement); tests and benchmarks move it.
   int64_t int8_tile_min_tokens = 12;
-  // Whether q8_0 / q4_0 matrices are laid out for the tile kernels at load (bf16 always is
-  // with AMX). Off by default: the int8 tile and VNNI-on-tiles kernels are exact per block
-  // but add the blocks up in another order than the interleaved kernels, whose arithmetic is
-  // llama.cpp's; on the GGUF fixture's Q4_0 file that order flips one more near-tie argmax
-  // than llama.cpp does (132 of 136 against 133), which the fixture's bound forbids. Tests
-  // and benchmarks turn it on.
-  bool amx_int8 = false;
+  // Whether q8_0 / q4_0 matrices are laid out for the tile kernels (bf16 always is with AMX).
+  // The int8 tile and VNNI-on-tiles kernels give the bits of the vector kernels on the 8-row
+  // interleaved layout (tested), so matrices converted at load, which would be interleaved,
+  // are tiled. A file's own q8_0 / q4_0 rows (a GGUF's) are not: the model uses them in
+  // place, row-major, whose kernels add the blocks up in llama.cpp's order, and tiled they
+  // flipped one more near-tie argmax of the GGUF fixture's Q4_0 file than llama.cpp does (132
+  // of 136 against 133). Benchmarks turn it off to compare.
+  bool amx_int8 = true;
   // Why a path this CPU has is not used (a refused AMX permission), for a message; empty if none.
   std::string note;
 

@@ -103,9 +103,11 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values, not a whole number of ", t.dtype, " blocks");
   const bool aligned = reinterpret_cast<uintptr_t>(w.data) % data_alignment(w.type) == 0;
   const WeightType target = target_type.value_or(w.type);
-  // Used in place from the map, as stored (a GGUF's q8_0 / q4_0 rows run row-major), unless
-  // the CPU's tiles want their own layout.
-  if (target == w.type && aligned && !cpu_layout_tiles(w)) {
+  // Used in place from the map, as stored, unless the CPU's tiles want their own layout (bf16
+  // with AMX). A file's own q8_0 / q4_0 rows always run row-major, in llama.cpp's order of
+  // block sums (CpuFeatures::amx_int8).
+  const bool tiles = cpu_layout_tiles(w) && !interleavable(w.type);
+  if (target == w.type && aligned && !tiles) {
     in_place_.emplace_back(w.data, w.bytes());
     return w;
   }
@@ -123,7 +125,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
       if (!checkpoint_->read(w.data, w.bytes(), at)) std::memcpy(at, w.data, w.bytes());
       WeightMatrix realigned = w;
       realigned.data = at;
-      if (cpu_layout_tiles(realigned)) realigned = cpu_layout(realigned, copy);
+      if (tiles) realigned = cpu_layout(realigned, copy);
       owned_.push_back(std::move(copy));
       return realigned;
     }

@@ -426,7 +426,7 @@ class AmxKernels : public ::testing::TestWithParam<amx::TileUnit> {
  protected:
   void SetUp() override {
     features_ = CpuFeatures::detect();
-    features_.amx_int8 = true;  // off by default (CpuFeatures), but these tests cover the int8 tiles too
+    features_.amx_int8 = true;  // (the default) these tests cover the int8 tiles too
     if (GetParam() == amx::TileUnit::Emulated) {
       if (!amx::cpu_can_emulate_tiles())
         GTEST_SKIP() << "this CPU lacks the AVX-512 subsets the code around the tiles uses (F, BW, VL, DQ, VNNI, BF16)";

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "kernels/backend.h"
+#include "kernels/cpu_kernels.h"
 #include "kernels/reference_kernels.h"
 #include "support/test_support.h"
 
@@ -200,6 +202,36 @@ TEST(DecoderModel, ConvertingAtLoadReleasesTheSourcePages) {
   const DecoderModel m = DecoderModel::load(f32.path());
   (void)run_prompt(m, {3, 1, 4}, false);
   EXPECT_GT(resident_mapped_bytes(f32_weights), std::filesystem::file_size(f32_weights) / 2);
+}
+
+// The layout the weights take on this process's CPU path (ctest runs this test again with
+// GLASS_CPU=amx-emulated): q8_0 / q4_0 converted at load interleaved in groups of 8 rows, or
+// with AMX tiled (the tiles give the interleaved kernels' bits); bf16 as stored in place, or
+// tiled with AMX. (A GGUF's own q8_0 / q4_0 rows stay row-major on every path:
+// gguf_model_fixture_test's GgufWeightLayout.)
+TEST(DecoderModel, WeightsTakeTheLayoutOfTheCpuPath) {
+  CpuFeatures cpu;
+  try {
+    cpu = CpuFeatures::detect();
+  } catch (const Error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  TempDir tmp;
+  const ModelConfig c = paged_config();  // every matrix of whole tiles
+  test::write_tiny_checkpoint(tmp.path(), c, DType::BF16);
+  for (const std::optional<WeightType> t : {std::optional<WeightType>{}, std::optional{WeightType::Q8_0},
+                                            std::optional{WeightType::Q4_0}}) {
+    LoadOptions o;
+    o.weight_type = t;
+    const DecoderModel m = DecoderModel::load(tmp.path(), o);
+    const WeightMatrix& w = m.representative_matrix();
+    SCOPED_TRACE(std::string(weight_type_name(w.type)) + (cpu.amx ? " with AMX" : " without AMX"));
+    EXPECT_EQ(w.type, t.value_or(WeightType::BF16));
+    EXPECT_EQ(w.tiled, cpu.amx);
+    EXPECT_EQ(w.interleaved, !cpu.amx && t.has_value());
+    const auto logits = run_prompt(m, {3, 1, 4}, false);
+    for (float v : logits) ASSERT_TRUE(std::isfinite(v));
+  }
 }
 
 // Float tensors off a cache line (a header padded to 8 bytes only, as most writers pad it)

@@ -30,6 +30,7 @@
 #include "io/gguf.h"
 #include "io/gguf_writer.h"
 #include "kernels/backend.h"
+#include "kernels/cpu_kernels.h"
 #include "model/decoder_model.h"
 #include "runtime/model_files.h"
 #include "support/test_support.h"
@@ -290,8 +291,29 @@ class SplitSet : public GgufModelTest {
   }
 };
 
+// The layout the model gives a file's weight matrices (its first MLP gate's) on this
+// process's CPU path: q8_0 / q4_0 rows in place, row-major, on every path (llama.cpp's order
+// of block sums: CpuFeatures::amx_int8); bf16 ones tiled with AMX where they fill whole tiles.
+class WeightLayout : public GgufModelTest {
+ public:
+  using GgufModelTest::GgufModelTest;
+  void TestBody() override {
+    const DecoderModel model = DecoderModel::load(f_.path);
+    const WeightMatrix& w = model.representative_matrix();
+    const CpuFeatures cpu = CpuFeatures::detect();
+    SCOPED_TRACE(std::string(weight_type_name(w.type)) + (cpu.amx ? " with AMX" : " without AMX"));
+    if (interleavable(w.type)) {
+      EXPECT_FALSE(w.tiled);
+      EXPECT_FALSE(w.interleaved);
+    } else if (w.type == WeightType::BF16) {
+      EXPECT_EQ(w.tiled, cpu.amx && w.rows % kTileRows == 0 && w.cols % kTileChunk == 0);
+    }
+  }
+};
+
 int run(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  if (!test::cpu_path_available()) return test::kSkippedRun;
   const std::string root = test::fixtures_root() + "/gguf";
   const std::string manifest_path = root + "/manifest.json";
   if (!fs::exists(manifest_path)) {
@@ -341,6 +363,8 @@ int run(int argc, char** argv) {
                               [f]() -> GgufModelTest* { return new SplitSet(f); });
     ::testing::RegisterTest("GgufGenerationDefaults", f.label.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                             [f]() -> GgufModelTest* { return new GenerationDefaultsMatch(f); });
+    ::testing::RegisterTest("GgufWeightLayout", f.label.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            [f]() -> GgufModelTest* { return new WeightLayout(f); });
   }
   return RUN_ALL_TESTS();
 }

@@ -99,10 +99,17 @@ std::vector<Json> json_lines(const std::string& out);
 // broken in another way.
 std::optional<std::string> engine_refusal(const std::string& dir);
 
+// Exit status of a test program's run skipped as a whole (ctest's SKIP_RETURN_CODE).
+inline constexpr int kSkippedRun = 77;
+// Whether this process may run on the CPU path GLASS_CPU names (CpuFeatures::detect); if not
+// (a run of the suites on the emulated AMX tiles, GLASS_CPU=amx-emulated, where the CPU lacks
+// AVX-512 BF16), says why on stderr: the caller exits with kSkippedRun.
+bool cpu_path_available();
+
 // main() of a fixture test over model folders: registers make_test(dir) as test
 // `suite.<folder name>` for every fixture folder holding `marker`, and fails (exit 1)
 // when there is none. A folder the engine refuses registers the same tests, each
-// skipped with the refusal.
+// skipped with the refusal. Exits with kSkippedRun where !cpu_path_available().
 int run_fixture_main(int argc, char** argv, const std::string& marker, const std::string& suite,
                      const std::function<::testing::Test*(const std::string& dir)>& make_test);
 
