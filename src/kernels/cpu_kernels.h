@@ -28,7 +28,8 @@ struct CpuFeatures {
   bool amx_emulated = false;
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
   // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
-  // choice (docs/performance.md has the measurement); tests and benchmarks move it.
+  // choice (made on the Intel machine with glass_kernel_bench's BM_Matmul variants 3 and 4,
+  // tiles always and never); tests and benchmarks move it.
   int64_t int8_tile_min_tokens = 12;
   // Whether q8_0 / q4_0 matrices are laid out for the tile kernels (bf16 always is with AMX).
   // The int8 tile and VNNI-on-tiles kernels give the bits of the vector kernels on the 8-row
