@@ -249,7 +249,10 @@ TEST(DecoderModel, FloatTensorsOffACacheLineAreReadOntoOne) {
     const DecoderModel m = DecoderModel::load(tmp.path());
     EXPECT_EQ(reinterpret_cast<uintptr_t>(m.representative_matrix().data) % 64, 0u);
     in_place = run_prompt(m, {3, 1, 4, 1, 5}, true);
-    EXPECT_GT(resident_mapped_bytes(weights), file_bytes / 2);  // the map is the weights
+    if (m.representative_matrix().tiled)  // laid out for AMX tiles: copies, the map's pages released
+      EXPECT_LT(resident_mapped_bytes(weights), file_bytes / 20);
+    else
+      EXPECT_GT(resident_mapped_bytes(weights), file_bytes / 2);  // the map is the weights
   }
   // The same file with its header 8 bytes longer: every tensor 8 bytes past a line.
   const std::string bytes = test::read_string(weights);
