@@ -83,9 +83,10 @@ bool cpu_can_emulate_tiles();
 // Prepared activations of the tile and VNNI kernels, room for padded_tokens(n) tokens: with
 // 16 or more tokens the tiles read 16 lines at a time, and the lines past the last token
 // hold whatever the buffer held (their products are computed and never stored; with fewer
-// than 16 tokens the tiles hold only the tokens' lines). bf16: tile-major, for each 16 tokens, chunk of
-// 32 columns and part (bf16_parts of them: 1 or kBf16Parts), one 1 KiB tile of 16 lines; q8_0 / q4_0: the blocks the vector kernels
-// quantize the activations into (simd::prepare_rows: scale amax / 127, values rounded to
+// than 16 tokens the tiles hold only the tokens' lines). bf16: tile-major, for each 16
+// tokens, chunk of 32 columns and part (bf16_parts of them: 1 or kBf16Parts), one 1 KiB tile
+// of 16 lines; q8_0 / q4_0 (bf16_parts ignored): the blocks the vector kernels quantize the
+// activations into (simd::prepare_rows: scale amax / 127, values rounded to
 // nearest even), bit for bit, their int8 values tile-major (per 16 tokens and block, a
 // 512-byte tile), their scales and sums of values in [block][token] tables. prepare_rows
 // writes tokens [begin, end) of [0, n): disjoint ranges may run in parallel.
