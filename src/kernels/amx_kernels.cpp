@@ -95,8 +95,7 @@ bool cpu_has_amx() {
   unsigned lo, hi;
   __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   if (((lo >> 17) & 3) != 3) return false;
-  const bool avx512_bf16 = cpuid_bit(7, 1, 0 /*eax*/, 5);
-  return avx512_bf16 && cpu_has_vnni512() && cpuid_bit(7, 0, kEbx, 17) /*avx512dq*/;
+  return cpu_can_emulate_tiles();  // and the AVX-512 subsets the code around the tiles uses
 #else
   return false;
 #endif
@@ -114,7 +113,7 @@ bool cpu_has_vnni512() {
 
 bool cpu_can_emulate_tiles() {
 #if defined(__x86_64__)
-  return cpu_has_vnni512() && __builtin_cpu_supports("avx512dq") && cpuid_bit(7, 1, 0 /*eax*/, 5) /*avx512bf16*/;
+  return cpu_has_vnni512() && cpuid_bit(7, 0, kEbx, 17) /*avx512dq*/ && cpuid_bit(7, 1, 0 /*eax*/, 5) /*avx512bf16*/;
 #else
   return false;
 #endif

@@ -63,8 +63,8 @@ inline constexpr TileConfig make_config(uint8_t tokens, uint16_t activation_byte
   return c;
 }
 
-// CPUID: AMX-TILE, AMX-INT8 and AMX-BF16, and the AVX-512 subsets the kernels use around the
-// tiles (F, BW, VL, VNNI, BF16) with F16C and FMA.
+// CPUID: AMX-TILE, AMX-INT8 and AMX-BF16, the OS's tile state, and the AVX-512 subsets the
+// kernels use around the tiles (cpu_can_emulate_tiles).
 bool cpu_has_amx();
 // Linux: asks the kernel to enable the tile-data state for this process (arch_prctl
 // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). Returns false, with `reason` set, when refused.

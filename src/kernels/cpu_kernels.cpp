@@ -71,7 +71,7 @@ CpuFeatures CpuFeatures::decide(const char* glass_cpu, PermissionRequest request
     if (!parse_path(glass_cpu, &asked))
       fail("GLASS_CPU: \"", glass_cpu, "\" is not one of amx, amx-emulated, avx512, avx2, scalar");
     const bool has = asked == Path::Amx           ? has_amx
-                     : asked == Path::AmxEmulated ? has_avx512 && amx::cpu_can_emulate_tiles()
+                     : asked == Path::AmxEmulated ? amx::cpu_can_emulate_tiles()  // AVX-512 and more
                      : asked == Path::Avx512      ? has_avx512
                      : asked == Path::Avx2        ? has_avx2
                                                   : true;
