@@ -47,8 +47,8 @@ struct Weights {
 };
 
 // args: weight type, rows, cols, tokens, threads, extensions: 2 all this CPU has (AMX
-// included), 1 without AMX (VNNI included), 0 none; 3 and 4: with AMX, q8_0 / q4_0 forced
-// through the tiles (3) or the VNNI kernel on the tiled layout (4) whatever the tokens;
+// included), 1 without AMX (VNNI included), 0 none; 3 and 4: with AMX, q8_0 / q4_0 (and the
+// k-quants) forced through the tiles (3) or the VNNI (vector) kernel (4) whatever the tokens;
 // 5: all this CPU has, activations rounded to bf16 (MatmulPrecision::Bf16: AVX512-BF16 dot
 // products for bf16); then 1 to keep q8_0 / q4_0 rows row-major, as a GGUF's own are used
 void BM_Matmul(benchmark::State& state) {
@@ -135,6 +135,23 @@ void KQuant7BShapes(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Matmul)->Name("BM_MatmulKQuant7B")->Apply(KQuant7BShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// q4_K, q5_K and q6_K rows (a GGUF's, row-major) through the tiles against the vector kernels
+// (the same bits): ffn_down, 2 threads, a prefill block and pp512 with all this CPU has (2)
+// and without AMX (1), and the tokens from which the tiles win (3: tiles whatever the tokens).
+void KQuantTileShapes(benchmark::internal::Benchmark* b) {
+  for (WeightType t : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    for (int n : {64, 512})
+      for (int extensions : {2, 1}) b->Args({static_cast<int>(t), 896, 4864, n, 2, extensions, 0});
+    for (int n : {4, 8, 12, 16, 32})
+      for (int extensions : {3, 1}) b->Args({static_cast<int>(t), 896, 4864, n, 1, extensions, 0});
+  }
+}
+BENCHMARK(BM_Matmul)
+    ->Name("BM_MatmulKQuantTiles")
+    ->Apply(KQuantTileShapes)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_MatmulReference(benchmark::State& state) {
   ReferenceKernels k;

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "kernels/amx_tile_emulation.h"
+#include "kernels/simd_kernels.h"
 
 namespace glass::amx {
 
@@ -85,6 +86,45 @@ Int8Activations int8_view(const std::byte* prepared, int64_t n, int64_t cols) {
   return a;
 }
 
+
+// ---- k-quants (q4_K, q5_K, q6_K): their tile kernel and its layouts (MatmulKQuantTiles).
+
+constexpr int kKSteps = static_cast<int>(kSuperBlock / 64);  // tile steps of 64 values per super-block
+constexpr int kKSumPairs = 8;                                 // a super-block's 16 sums of 16 values, as word pairs
+
+// The k-quant tiles' activations, as prepare_rows writes them for `padded` tokens (a multiple
+// of 16) and nb super-blocks: the 12-bit values X of the vector kernels (simd::KActBlock) in
+// two signed parts, X = 64 xh + xl, tile-major (per 16 tokens, super-block, step of 64 values
+// and part, one 1 KiB tile whose line j is token j's 64 bytes); per super-block and token,
+// d_x and the 16 sums of 16 values as 8 pairs of words, in [super-block][...][token] tables.
+struct KQuantActivations {
+  const int8_t* parts;
+  const float* d;
+  const int32_t* sum_pairs;
+  int64_t nb, padded;
+  // Token t's line of (step s, part p) of super-block b.
+  const int8_t* line(int64_t t, int64_t b, int s, int p) const {
+    return parts + (((t / 16 * nb + b) * kKSteps + s) * 2 + p) * 1024 + t % 16 * 64;
+  }
+  float dx(int64_t t, int64_t b) const { return d[b * padded + t]; }
+  int32_t sum_pair(int64_t t, int64_t b, int k) const { return sum_pairs[(b * kKSumPairs + k) * padded + t]; }
+};
+constexpr size_t kKQuantBytesPerValue = 2;  // xh and xl
+constexpr size_t kKQuantBytesPerBlock =
+    kSuperBlock * kKQuantBytesPerValue + sizeof(float) + kKSumPairs * sizeof(int32_t);
+
+KQuantActivations kquant_view(const std::byte* prepared, int64_t n, int64_t cols) {
+  KQuantActivations a;
+  a.nb = cols / kSuperBlock;
+  a.padded = round_up(n, 16);
+  const auto blocks = static_cast<size_t>(a.padded * a.nb);
+  a.parts = reinterpret_cast<const int8_t*>(prepared);
+  a.d = reinterpret_cast<const float*>(prepared + blocks * kSuperBlock * kKQuantBytesPerValue);
+  a.sum_pairs = reinterpret_cast<const int32_t*>(a.d + blocks);
+  return a;
+}
+
+bool kquant_tile_type(WeightType t) { return traits(t).activation == ActivationFormat::Int12x256; }
 }  // namespace
 
 bool cpu_has_amx() {
@@ -149,6 +189,7 @@ bool tile_permission_granted() {
 size_t prepared_bytes(WeightType t, int bf16_parts, int64_t n, int64_t cols) {
   const auto padded = static_cast<size_t>(padded_tokens(n));
   if (t == WeightType::BF16) return padded * static_cast<size_t>(checked_parts(bf16_parts) * round_up(cols, kTileChunk)) * 2;
+  if (kquant_tile_type(t)) return padded * static_cast<size_t>(cols / kSuperBlock) * kKQuantBytesPerBlock;
   return padded * static_cast<size_t>(cols / kQuantBlock) * (32 + sizeof(float) + sizeof(int32_t));
 }
 
@@ -679,6 +720,253 @@ void MatmulInt8Vnni(const WeightMatrix& w, const Int8Activations& x, int64_t n, 
   }
 }
 
+// ------------------------------------------------ k-quants (q4_K, q5_K, q6_K)
+//
+// The vector kernels (simd_kquant_dot.inc) reach the exact int32 dot of every super-block,
+// dot = sum_i w_i X_i with w_i = sub-block scale x code (q6_K: code - 32) and X the 12-bit
+// activations, then take fixed float steps per super-block. tdpbssd multiplies bytes, so both
+// sides go in as two signed parts, w = 64 wh + wl (wh in [-64, 64]) and X = 64 xh + xl (xh in
+// [-32, 31]; wl and xl in [0, 63]):
+//   dot = 4096 (xh . wh) + 64 (xh . wl + xl . wh) + xl . wl,
+// three accumulator tiles of wrapping int32 sums, combined in wrapping int32 arithmetic. The
+// true dot fits int32 (simd::KActBlock), so what comes out is it, the vector kernels' integer
+// bit for bit, and the float steps after it are theirs (AddSuperBlock), lane by lane: the
+// tiles give the vector kernels' outputs bit for bit, for any batch and any split.
+//
+// The file's rows stay as they are (row-major blocks); each group of 16 rows is unpacked once
+// per matmul into weight tiles (KQuantGroupBlock) that every 16 tokens then meet.
+
+// Tile registers: 0-2 accumulators (16 tokens x 16 weight rows of int32: xh.wh, the two
+// middle products, xl.wl), 4-5 the activations' parts (16 tokens x 64 values), 6-7 the
+// weights' parts (16 lines of 4-value quads x 16 rows).
+alignas(64) constexpr TileConfig kKQuantConfig = make_config(16, 64, 16);
+
+// One super-block of a group of 16 weight rows as the tiles read it: per step s and part (wh,
+// wl) a weight tile whose line k holds the 16 rows' values 64 s + 4 k .. 64 s + 4 k + 3 (4
+// bytes a row); per row its float scales and (q4_K, q5_K) its 8 mins as word pairs (m_j, m_j),
+// which multiply the activations' pairs of sums of 16 values.
+struct alignas(64) KQuantGroupBlock {
+  int8_t tiles[kKSteps][2][16][64];
+  float d[16];
+  float dmin[16];
+  int32_t min_pairs[kKSumPairs][16];
+};
+
+template <WeightType Type>
+using KQuantBlock = std::conditional_t<Type == WeightType::Q4_K, BlockQ4_K,
+                                       std::conditional_t<Type == WeightType::Q5_K, BlockQ5_K, BlockQ6_K>>;
+constexpr bool KQuantHasMins(WeightType t) { return t != WeightType::Q6_K; }
+
+// The 16 x 16 dwords of v, transposed: out[c] lane r = v[r] lane c.
+inline void TransposeDwords16(const __m512i* v, __m512i* out) {
+  __m512i a[16], b[16];
+  for (int i = 0; i < 8; ++i) {  // per 128-bit lane: pairs of rows interleaved by dword
+    a[2 * i] = _mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // b[4 i + e], lane L: rows 4 i .. 4 i + 3 of column 4 L + e
+    b[4 * i] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+    b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+  }
+  for (int e = 0; e < 4; ++e) {  // out[4 L + e], lane i: b[4 i + e], lane L
+    const __m512i c0 = _mm512_shuffle_i32x4(b[e], b[4 + e], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c1 = _mm512_shuffle_i32x4(b[e], b[4 + e], _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i c2 = _mm512_shuffle_i32x4(b[8 + e], b[12 + e], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i c3 = _mm512_shuffle_i32x4(b[8 + e], b[12 + e], _MM_SHUFFLE(3, 2, 3, 2));
+    out[e] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(2, 0, 2, 0));
+    out[4 + e] = _mm512_shuffle_i32x4(c0, c2, _MM_SHUFFLE(3, 1, 3, 1));
+    out[8 + e] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(2, 0, 2, 0));
+    out[12 + e] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+// Bits [shift, shift + width) of each of the 32 bytes at p.
+inline __m256i KByteBits(const uint8_t* p, int shift, int width) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(static_cast<char>((1 << width) - 1)));
+}
+// The 32 words of v as bytes at p.
+inline void StoreBytes(int8_t* p, __m512i v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi16_epi8(v));
+}
+
+// Row i's super-block: its weights w = scale x code as the two byte parts into rows[step][part][i]
+// (row-major), its float scales and min pairs into g's row i.
+template <WeightType Type>
+inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16][64], KQuantGroupBlock& g) {
+  const auto& b = *reinterpret_cast<const KQuantBlock<Type>*>(block);
+  int16_t scale[16];  // of the sub-blocks (8 of 32 values, or q6_K's 16 of 16)
+  if constexpr (KQuantHasMins(Type)) {
+    for (int j = 0; j < 8; ++j) {
+      const ScaleMin sm = unpack_scale_min(b.scales, j);
+      scale[j] = sm.scale;
+      g.min_pairs[j][i] = static_cast<int32_t>(sm.min | (uint32_t{sm.min} << 16));
+    }
+    g.d[i] = f16_to_f32(b.scale);
+    g.dmin[i] = f16_to_f32(b.min_scale);
+  } else {
+    for (int j = 0; j < 16; ++j) scale[j] = b.scales[j];
+    g.d[i] = f16_to_f32(b.scale);
+    g.dmin[i] = 0.0f;
+  }
+  for (int s = 0; s < kKSteps; ++s) {
+    for (int u = 0; u < 2; ++u) {  // values 64 s + 32 u .. + 31
+      __m256i codes;
+      __m512i scales;
+      if constexpr (KQuantHasMins(Type)) {
+        // Values 64 s .. + 31 are the low nibbles of q[32 s ..], the next 32 their high nibbles;
+        // q5_K's fifth bit of value v is bit v / 32 of high_bits[v % 32].
+        codes = KByteBits(b.q + 32 * s, 4 * u, 4);
+        if constexpr (Type == WeightType::Q5_K)
+          codes = _mm256_or_si256(codes, _mm256_slli_epi16(KByteBits(b.high_bits, 2 * s + u, 1), 4));
+        scales = _mm512_set1_epi16(scale[2 * s + u]);
+      } else {
+        // Value 128 h + 32 k + l: its low 4 bits in low[64 h + 32 (k % 2) + l] (the high nibble
+        // for k >= 2), its high 2 at bits 2 k of high[32 h + l]; here h = s / 2, k = 2 (s % 2) + u.
+        const int h = s / 2, k = 2 * (s % 2) + u;
+        const __m256i low = KByteBits(b.low + 64 * h + 32 * u, 4 * (s % 2), 4);
+        codes = _mm256_or_si256(low, _mm256_slli_epi16(KByteBits(b.high + 32 * h, 2 * k, 2), 4));
+        const int j = 4 * s + 2 * u;  // the sub-blocks of 16 values: j, j + 1
+        scales = _mm512_inserti64x4(_mm512_set1_epi16(scale[j]), _mm256_set1_epi16(scale[j + 1]), 1);
+      }
+      __m512i words = _mm512_cvtepu8_epi16(codes);
+      if constexpr (!KQuantHasMins(Type)) words = _mm512_sub_epi16(words, _mm512_set1_epi16(32));
+      const __m512i w = _mm512_mullo_epi16(words, scales);  // |w| <= 63 x 31 or 128 x 32
+      StoreBytes(rows[s][0][i] + 32 * u, _mm512_srai_epi16(w, 6));
+      StoreBytes(rows[s][1][i] + 32 * u, _mm512_and_si512(w, _mm512_set1_epi16(63)));
+    }
+  }
+}
+
+// Rows [r0, r0 + 16) of w (those from row_end on: zero) into nb KQuantGroupBlocks.
+template <WeightType Type>
+void UnpackKQuantGroup(const WeightMatrix& w, int64_t r0, int64_t row_end, KQuantGroupBlock* g) {
+  const int64_t nb = w.cols / kSuperBlock;
+  const int rows = static_cast<int>(std::min<int64_t>(16, row_end - r0));
+  alignas(64) int8_t by_row[kKSteps][2][16][64];
+  for (int64_t b = 0; b < nb; ++b) {
+    KQuantGroupBlock& blk = g[b];
+    if (rows < 16) {
+      std::memset(by_row, 0, sizeof by_row);
+      std::memset(&blk, 0, sizeof blk);
+    }
+    for (int i = 0; i < rows; ++i)
+      UnpackKQuantRow<Type>(w.row(r0 + i) + static_cast<size_t>(b) * sizeof(KQuantBlock<Type>), i, by_row, blk);
+    for (int s = 0; s < kKSteps; ++s) {
+      for (int p = 0; p < 2; ++p) {
+        __m512i v[16], t[16];
+        for (int i = 0; i < 16; ++i) v[i] = _mm512_load_si512(by_row[s][p][i]);
+        TransposeDwords16(v, t);
+        for (int k = 0; k < 16; ++k) _mm512_store_si512(blk.tiles[s][p][k], t[k]);
+      }
+    }
+  }
+}
+
+// `tokens` tokens from t0 (16 lines of activations; those past the last token are read and
+// their products never stored) against one group's nb super-blocks g; writes y[j * ystride
+// + lane] (+ bias) for the lanes of `mask`. Per super-block: the three tiles of exact sums,
+// combined, then the float steps of every (token, row) as the vector kernels take them:
+// acc = fma(d_x d, dot, acc), then acc = fma(-(d_x dmin), mins, acc) (q4_K, q5_K).
+template <class Tiles, WeightType Type>
+inline void KQuantBlock16(Tiles& unit, const KQuantGroupBlock* g, const KQuantActivations& x, int64_t t0,
+                          int64_t tokens, float* y, int64_t ystride, __mmask16 mask, __m512 vbias) {
+  alignas(64) float acc[16][16];
+  alignas(64) int32_t sums[3][16][16];
+  for (int j = 0; j < 16; ++j) _mm512_store_ps(acc[j], _mm512_setzero_ps());
+  for (int64_t b = 0; b < x.nb; ++b) {
+    const KQuantGroupBlock& blk = g[b];
+    unit.template zero<0>();
+    unit.template zero<1>();
+    unit.template zero<2>();
+    for (int s = 0; s < kKSteps; ++s) {
+      unit.template load<4>(x.line(t0, b, s, 0), 64);
+      unit.template load<5>(x.line(t0, b, s, 1), 64);
+      unit.template load<6>(blk.tiles[s][0], 64);
+      unit.template load<7>(blk.tiles[s][1], 64);
+      unit.template dpbssd<0, 4, 6>();  // xh . wh
+      unit.template dpbssd<1, 4, 7>();  // xh . wl
+      unit.template dpbssd<1, 5, 6>();  // xl . wh
+      unit.template dpbssd<2, 5, 7>();  // xl . wl
+    }
+    unit.template store<0>(sums[0], 64);
+    unit.template store<1>(sums[1], 64);
+    unit.template store<2>(sums[2], 64);
+    const __m512 d = _mm512_load_ps(blk.d), dmin = _mm512_load_ps(blk.dmin);
+    for (int64_t j = 0; j < tokens; ++j) {
+      const __m512i high = _mm512_slli_epi32(_mm512_load_si512(sums[0][j]), 12);
+      const __m512i middle = _mm512_slli_epi32(_mm512_load_si512(sums[1][j]), 6);
+      const __m512i dot = _mm512_add_epi32(_mm512_add_epi32(high, middle), _mm512_load_si512(sums[2][j]));
+      const __m512 dx = _mm512_set1_ps(x.dx(t0 + j, b));
+      __m512 a = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(dot), _mm512_load_ps(acc[j]));
+      if constexpr (KQuantHasMins(Type)) {
+        __m512i mins = _mm512_setzero_si512();
+        for (int k = 0; k < kKSumPairs; ++k)
+          mins = _mm512_dpwssd_epi32(mins, _mm512_load_si512(blk.min_pairs[k]),
+                                     _mm512_set1_epi32(x.sum_pair(t0 + j, b, k)));
+        a = _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(mins), a);
+      }
+      _mm512_store_ps(acc[j], a);
+    }
+  }
+  for (int64_t j = 0; j < tokens; ++j) store_row(y + j * ystride, _mm512_load_ps(acc[j]), vbias, mask);
+}
+
+template <class Tiles, WeightType Type>
+void MatmulKQuantTiles(Tiles& unit, const WeightMatrix& w, const KQuantActivations& x, int64_t n, int64_t row_begin,
+                       int64_t row_end, const float* bias, float* y) {
+  const int64_t nb = x.nb;
+  const int64_t groups = (row_end - row_begin + 15) / 16;
+  // Groups unpacked at a time: their weight tiles (about 9 KiB per super-block) stay in L2
+  // while every 16 tokens meet them.
+  const auto group_bytes = static_cast<int64_t>(nb * sizeof(KQuantGroupBlock));
+  const int64_t per_pass = std::clamp<int64_t>((int64_t{1} << 20) / group_bytes, 1, 4);
+  std::vector<KQuantGroupBlock> unpacked(static_cast<size_t>(per_pass * nb));
+  for (int64_t g0 = 0; g0 < groups; g0 += per_pass) {
+    const int64_t count = std::min(per_pass, groups - g0);
+    for (int64_t gi = 0; gi < count; ++gi)
+      UnpackKQuantGroup<Type>(w, row_begin + 16 * (g0 + gi), row_end, unpacked.data() + gi * nb);
+    tile_input_barrier();
+    for (int64_t t = 0; t < n; t += 16) {
+      for (int64_t gi = 0; gi < count; ++gi) {
+        const int64_t r0 = row_begin + 16 * (g0 + gi);
+        const __mmask16 mask = row_mask(0, std::min<int64_t>(16, row_end - r0));
+        KQuantBlock16<Tiles, Type>(unit, unpacked.data() + gi * nb, x, t, std::min<int64_t>(16, n - t),
+                                   y + t * w.rows + r0, w.rows, mask, bias_of(bias, r0, mask));
+      }
+    }
+  }
+}
+
+// Tokens [begin, end) of the k-quant tiles' activations (KQuantActivations): simd::prepare_rows's
+// blocks (the vector kernels' X and d_x, bit for bit), X split into its two parts.
+void PrepareKQuant(WeightType type, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols,
+                   std::byte* out) {
+  const KQuantActivations a = kquant_view(out, n, cols);
+  std::vector<simd::KActBlock> blocks(static_cast<size_t>((end - begin) * a.nb));
+  simd::prepare_rows(type, x + begin * cols, end - begin, cols, reinterpret_cast<std::byte*>(blocks.data()));
+  auto* d = const_cast<float*>(a.d);
+  auto* pairs = const_cast<int32_t*>(a.sum_pairs);
+  for (int64_t t = begin; t < end; ++t) {
+    for (int64_t b = 0; b < a.nb; ++b) {
+      const simd::KActBlock& k = blocks[static_cast<size_t>((t - begin) * a.nb + b)];
+      for (int s = 0; s < kKSteps; ++s) {
+        for (int u = 0; u < 2; ++u) {
+          const __m512i v = _mm512_loadu_si512(k.x + 64 * s + 32 * u);
+          auto* high = const_cast<int8_t*>(a.line(t, b, s, 0)) + 32 * u;
+          auto* low = const_cast<int8_t*>(a.line(t, b, s, 1)) + 32 * u;
+          StoreBytes(high, _mm512_srai_epi16(v, 6));
+          StoreBytes(low, _mm512_and_si512(v, _mm512_set1_epi16(63)));
+        }
+      }
+      d[b * a.padded + t] = k.d;
+      for (int p = 0; p < kKSumPairs; ++p) std::memcpy(&pairs[(b * kKSumPairs + p) * a.padded + t], k.sums + 2 * p, 4);
+    }
+  }
+}
+
 // ------------------------------------------------ attention
 
 // Tile registers of attention: 0-1 accumulators (S, or PV for 2 groups of 16 dimensions), 2, 3
@@ -983,6 +1271,7 @@ template <class Tiles>
 void MatmulTiles(Tiles& unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
                  int64_t row_begin, int64_t row_end, const float* bias, float* y) {
   const Int8Activations x = int8_view(prepared, n, w.cols);
+  const KQuantActivations kx = kquant_view(prepared, n, w.cols);
   switch (w.type) {
     case WeightType::BF16:
       unit.config(&kBf16Configs.by_tokens[std::min<int64_t>(n, 16)]);
@@ -996,6 +1285,18 @@ void MatmulTiles(Tiles& unit, const WeightMatrix& w, const std::byte* prepared, 
     case WeightType::Q4_0:
       unit.config(&kInt8Config);
       MatmulInt8Tiles<Tiles, WeightType::Q4_0>(unit, w, x, n, row_begin, row_end, bias, y);
+      break;
+    case WeightType::Q4_K:
+      unit.config(&kKQuantConfig);
+      MatmulKQuantTiles<Tiles, WeightType::Q4_K>(unit, w, kx, n, row_begin, row_end, bias, y);
+      break;
+    case WeightType::Q5_K:
+      unit.config(&kKQuantConfig);
+      MatmulKQuantTiles<Tiles, WeightType::Q5_K>(unit, w, kx, n, row_begin, row_end, bias, y);
+      break;
+    case WeightType::Q6_K:
+      unit.config(&kKQuantConfig);
+      MatmulKQuantTiles<Tiles, WeightType::Q6_K>(unit, w, kx, n, row_begin, row_end, bias, y);
       break;
     default: return;
   }
@@ -1017,12 +1318,13 @@ void MatmulVnni(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
 void prepare_rows(WeightType t, int bf16_parts, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols,
                   std::byte* out) {
   if (t == WeightType::BF16) PrepareBf16(x, begin, end, cols, checked_parts(bf16_parts), out);
+  else if (kquant_tile_type(t)) PrepareKQuant(t, x, n, begin, end, cols, out);
   else PrepareInt8(x, n, begin, end, cols, out);
 }
 
 void matmul_tiles(TileUnit unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
                   int64_t row_begin, int64_t row_end, const float* bias, float* y) {
-  if (!w.tiled) fail("amx::matmul_tiles needs a tiled matrix");
+  if (!w.tiled && !kquant_tile_type(w.type)) fail("amx::matmul_tiles needs a tiled matrix or a q4_K, q5_K or q6_K one");
   checked_parts(bf16_parts);
   if (unit == TileUnit::Emulated) {
     EmulatedTiles unit;

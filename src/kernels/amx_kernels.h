@@ -10,7 +10,11 @@
 // ones of the vector kernels (acc = fma(float(dot), d_w * d_x, acc) block by block, then
 // + bias), so the tile kernels, the AVX-512 VNNI kernel on the same layout (matmul_vnni, for
 // few tokens) and the vector kernels on the 8-row interleaved layout give bit-identical
-// results. bf16: the activations are split into kBf16Parts bf16 parts (x = hi + mid + lo,
+// results. q4_K, q5_K and q6_K (a GGUF's row-major blocks, unpacked per matmul into tiles):
+// weights times sub-block scales and the vector kernels' 12-bit activations, each as two signed
+// 6-bit parts, make four tdpbssd products whose exact int32 sums combine into the super-block's
+// dot; the float steps after it are the vector kernels' (simd_kquant_dot.inc), so the outputs
+// are theirs bit for bit. bf16: the activations are split into kBf16Parts bf16 parts (x = hi + mid + lo,
 // each rounded to nearest even from what the parts before it leave: with three parts every
 // float whose exponent allows is represented exactly, two hold only 16 significant bits,
 // which missed the fixtures' 1e-4 logit bounds), each multiplied by the tile, products exact
@@ -88,7 +92,10 @@ bool cpu_can_emulate_tiles();
 // of 16 lines; q8_0 / q4_0 (bf16_parts ignored): the blocks the vector kernels quantize the
 // activations into (simd::prepare_rows: scale amax / 127, values rounded to
 // nearest even), bit for bit, their int8 values tile-major (per 16 tokens and block, a
-// 512-byte tile), their scales and sums of values in [block][token] tables. prepare_rows
+// 512-byte tile), their scales and sums of values in [block][token] tables; q4_K / q5_K / q6_K:
+// simd::prepare_rows's KActBlocks, their values in two parts tile-major (per 16 tokens,
+// super-block, 64 values and part, a 1 KiB tile), d_x and the sums of 16 values in
+// [super-block][token] tables. prepare_rows
 // writes tokens [begin, end) of [0, n): disjoint ranges may run in parallel.
 int64_t padded_tokens(int64_t n);
 size_t prepared_bytes(WeightType t, int bf16_parts, int64_t n, int64_t cols);
@@ -96,7 +103,8 @@ void prepare_rows(WeightType t, int bf16_parts, const float* x, int64_t n, int64
                   std::byte* out);
 
 // y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) of a tiled
-// matrix and all n tokens, with tiles (`prepared` by prepare_rows with the same bf16_parts).
+// matrix, or of a row-major q4_K / q5_K / q6_K one, and all n tokens, with tiles (`prepared`
+// by prepare_rows with the same bf16_parts).
 // Loads its tile configuration and releases the tiles on return; on the hardware unit the
 // calling thread must hold the tile permission.
 void matmul_tiles(TileUnit unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,

@@ -21,7 +21,8 @@ namespace {
 // Rows per thread-range boundary: a multiple of every tile height (8 rows of the vector
 // kernels' interleaved groups, 16 of a tiled matrix's).
 constexpr int64_t kRowGrain = 8;
-int64_t row_grain(const WeightMatrix& w) { return w.tiled ? kTileRows : kRowGrain; }
+// Rows a thread's range is a multiple of: whole groups of 16 for the tile kernels.
+int64_t row_grain(const WeightMatrix& w, bool tiles) { return w.tiled || tiles ? kTileRows : kRowGrain; }
 
 // AmxEmulated: the AMX kernels on the emulated tile unit (amx_tile_emulation.h), slowly, on a
 // CPU with AVX-512 but no AMX; for testing the AMX path (layouts and kernels) end to end.
@@ -226,6 +227,10 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
         p.passes = amx::bf16_parts(matmul_precision());
         p.how = p.passes == 1 ? "tdpbf16ps, activations rounded to bf16"
                               : str_cat("tdpbf16ps, activations in ", p.passes, " bf16 parts");
+      } else if (traits(type).activation == ActivationFormat::Int12x256) {
+        p.instruction = ComputeInstruction::TileInt8;  // whole 64-value lines
+        p.passes = 4;
+        p.how = "tdpbssd on two 6-bit parts of weights x sub-block scales and of 12-bit activations (4 products)";
       } else {
         p.instruction = ComputeInstruction::TileInt8Block;
         p.how = "tdpbssd per 32-value block, scales applied per block with AVX-512";
@@ -262,7 +267,12 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
 }
 
 CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
-  if (!w.tiled) return rounds_activations(w.type) && features_.avx512_bf16 ? Route::Bf16Dot : Route::Vector;
+  if (!w.tiled) {
+    // q4_K, q5_K and q6_K rows (a GGUF's, as they are) are unpacked for the tiles per matmul.
+    const bool kquant = traits(w.type).activation == ActivationFormat::Int12x256;
+    if (features_.amx && kquant && n >= features_.int8_tile_min_tokens) return Route::Tiles;
+    return rounds_activations(w.type) && features_.avx512_bf16 ? Route::Bf16Dot : Route::Vector;
+  }
   if (w.type == WeightType::BF16) return features_.amx ? Route::Tiles : Route::Decoded;
   if (features_.amx && n >= features_.int8_tile_min_tokens) return Route::Tiles;
   return features_.avx512_vnni ? Route::Vnni : Route::Decoded;
@@ -350,7 +360,8 @@ void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
   const Route r = route(w, n);
   const std::byte* xp = prepare(r, w.type, x, n, w.cols, prepared_);
-  pool_.parallel_for(w.rows, row_grain(w), [&](int64_t b, int64_t e) { matmul_rows(r, w, xp, n, b, e, bias, y); });
+  pool_.parallel_for(w.rows, row_grain(w, r == Route::Tiles),
+                     [&](int64_t b, int64_t e) { matmul_rows(r, w, xp, n, b, e, bias, y); });
 }
 
 void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const float* x, int64_t n) {
@@ -369,7 +380,7 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
   const Route r = route(*outputs[0].w, n);
   const std::byte* xp = prepare(r, outputs[0].w->type, x, n, outputs[0].w->cols, prepared_);
   // One range over the concatenated rows of all outputs.
-  pool_.parallel_for(total_rows, row_grain(*outputs[0].w), [&](int64_t b, int64_t e) {
+  pool_.parallel_for(total_rows, row_grain(*outputs[0].w, r == Route::Tiles), [&](int64_t b, int64_t e) {
     int64_t offset = 0;
     for (size_t i = 0; i < count; ++i) {
       const int64_t rows = outputs[i].w->rows;
@@ -388,7 +399,8 @@ void CpuKernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, c
   if (up_scratch_.size() < count) up_scratch_.resize(count);
   float* u = up_scratch_.data();
   const int64_t rows = gate.rows;
-  pool_.parallel_for(rows, std::max(row_grain(gate), row_grain(up)), [&](int64_t b, int64_t e) {
+  const int64_t grain = std::max(row_grain(gate, gr == Route::Tiles), row_grain(up, ur == Route::Tiles));
+  pool_.parallel_for(rows, grain, [&](int64_t b, int64_t e) {
     matmul_rows(gr, gate, gp, n, b, e, nullptr, out);
     matmul_rows(ur, up, upp, n, b, e, nullptr, u);
     for (int64_t t = 0; t < n; ++t) simd::silu_mul(out + t * rows + b, u + t * rows + b, e - b, out + t * rows + b);

@@ -27,9 +27,11 @@ struct CpuFeatures {
   // needs no AMX (amx::cpu_can_emulate_tiles) and is slow: for tests, and GLASS_CPU=amx-emulated.
   bool amx_emulated = false;
   // Tokens from which tiled q8_0 / q4_0 matrices run through the tiles rather than the
-  // AVX-512 VNNI kernel on the same layout. Both give the same bits, so this is only a speed
-  // choice (made on the Intel machine with glass_kernel_bench's BM_Matmul variants 3 and 4,
-  // tiles always and never); tests and benchmarks move it.
+  // AVX-512 VNNI kernel on the same layout, and q4_K / q5_K / q6_K rows rather than their
+  // vector kernels. Both give the same bits, so this is only a speed choice (made for q8_0 /
+  // q4_0 on the Intel machine with glass_kernel_bench's BM_Matmul variants 3 and 4, tiles
+  // always and never; BM_MatmulKQuantTiles has the k-quants' variants, not yet measured on
+  // AMX); tests and benchmarks move it.
   int64_t int8_tile_min_tokens = 12;
   // Whether q8_0 / q4_0 matrices are laid out for the tile kernels (bf16 always is with AMX).
   // The int8 tile and VNNI-on-tiles kernels give the bits of the vector kernels on the 8-row

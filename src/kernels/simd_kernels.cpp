@@ -35,23 +35,6 @@ struct ActBlock {
   int32_t sum;  // of q: the q4_0 kernels multiply unsigned nibbles and subtract 8 * sum
   int8_t q[32];
 };
-// Activations for the q4_K / q5_K / q6_K integer kernels (simd_kquant_dot.inc): one block per 256
-// values x, X = round(x / d) with d = amax / 2047. |X| <= 2047 bounds every sum the kernels
-// form: a q4_K super-block's dot is at most 8 * 63 * 32 * 15 * 2047 < 2^29, a q5_K one's
-// 8 * 63 * 32 * 31 * 2047 < 2^30, a q6_K one's 16 * 128 * 16 * 32 * 2047 < 2^31, and the sums
-// of 16 values fit int16.
-// X is kept twice: as int16 words, which prefill multiplies with weights unpacked to words,
-// and as two byte planes X = 16 hi + lo, which decode multiplies with the packed codes as they
-// are (vpmaddubsw) without unpacking a row it reads once.
-struct KActBlock {
-  int16_t x[256];
-  int8_t hi[256];    // X >> 4, in [-128, 127]
-  int8_t lo[256];    // X & 15
-  int16_t sums[16];  // of x over values 16j..16j+15
-  float d;
-  int32_t padding[7];  // a whole number of cache lines
-};
-static_assert(sizeof(KActBlock) == 1088);
 }  // namespace glass::simd
 #endif
 

@@ -610,6 +610,97 @@ TEST_P(AmxKernels, MultiAndGateUpMatchSeparateCalls) {
   }
 }
 
+// q4_K, q5_K and q6_K rows as a GGUF holds them, through the tiles (their sums exact, the
+// float steps the vector kernels'): the vector kernels' bits, with and without VNNI, for any
+// rows, tokens and thread split, on weights quantized from floats, on random block bytes (every
+// code and scale, q6_K's -128 among them) and on blocks whose dots come within 2^20 of the
+// int32 range the kernels' integers are proven to stay in.
+TEST_P(AmxKernels, KQuantTilesAreBitIdenticalToTheVectorKernels) {
+  std::mt19937 rng(13);
+  ThreadPool one(1), three(3);
+  CpuFeatures no_amx = features_, always_tiles = features_;
+  no_amx.amx = false;
+  always_tiles.int8_tile_min_tokens = 1;  // the tiles for every token count, one included
+  const uint16_t small_scale = f32_to_f16(0.01f), unit_scale = f32_to_f16(1.0f);
+  // Blocks of random bytes, their fp16 scales made finite and small.
+  auto random_blocks = [&](WeightType t, int64_t rows, int64_t cols) {
+    Matrix m = row_major(t, rows, cols, rng);
+    auto* bytes = reinterpret_cast<uint8_t*>(m.bytes.get());
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (size_t i = 0; i < m.w.bytes(); ++i) bytes[i] = static_cast<uint8_t>(byte(rng));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < cols / kSuperBlock; ++b) {
+        std::byte* block = m.bytes.get() + r * m.w.row_bytes + b * weight_row_bytes(t, kSuperBlock);
+        if (t == WeightType::Q6_K) {
+          reinterpret_cast<BlockQ6_K*>(block)->scale = small_scale;
+        } else {  // the first two fields of Q4_K and Q5_K: scale, min_scale
+          auto* h = reinterpret_cast<uint16_t*>(block);
+          h[0] = small_scale;
+          h[1] = small_scale;
+        }
+      }
+    }
+    return m;
+  };
+  // Blocks at the kernels' bound: q4_K / q5_K every scale, min and code at its largest (met by
+  // activations of 1: X = 2047), q6_K every scale -128 and code 0 (value -32, met by -1).
+  auto extreme_blocks = [&](WeightType t, int64_t rows, int64_t cols) {
+    Matrix m = random_blocks(t, rows, cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < cols / kSuperBlock; ++b) {
+        std::byte* block = m.bytes.get() + r * m.w.row_bytes + b * weight_row_bytes(t, kSuperBlock);
+        if (t == WeightType::Q6_K) {
+          auto& q = *reinterpret_cast<BlockQ6_K*>(block);
+          std::memset(q.low, 0, sizeof q.low);
+          std::memset(q.high, 0, sizeof q.high);
+          std::memset(q.scales, 0x80, sizeof q.scales);
+          q.scale = unit_scale;
+        } else {
+          std::memset(block, 0xff, weight_row_bytes(t, kSuperBlock));
+          auto* h = reinterpret_cast<uint16_t*>(block);
+          h[0] = unit_scale;
+          h[1] = unit_scale;
+        }
+      }
+    }
+    return m;
+  };
+  for (WeightType t : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      for (int64_t rows : {1, 19, 40}) {
+        const int64_t cols = kind == 0 ? 768 : 512;
+        const Matrix m = kind == 0 ? row_major(t, rows, cols, rng) : kind == 1 ? random_blocks(t, rows, cols)
+                                                                               : extreme_blocks(t, rows, cols);
+        const auto bias = randn(static_cast<size_t>(rows), rng);
+        for (int64_t n : {1, 12, 16, 17, 33}) {
+          SCOPED_TRACE(std::string(weight_type_name(t)) + (kind == 0 ? " quantized" : kind == 1 ? " random bytes" : " extreme") +
+                       " rows " + std::to_string(rows) + " n " + std::to_string(n));
+          auto x = randn(static_cast<size_t>(n * cols), rng);
+          if (kind == 2) std::fill(x.begin(), x.end(), t == WeightType::Q6_K ? -1.0f : 1.0f);
+          for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
+            CpuKernels plain(three, CpuFeatures{});
+            const auto expect = matmul(plain, m.w, x, n, b);
+            for (ThreadPool* pool : {&one, &three}) {
+              CpuKernels tiles(*pool, always_tiles), vnni(*pool, no_amx);
+              ASSERT_EQ(tiles.matmul_path(m.w, n).rfind("AMX-INT8", 0), 0u) << tiles.matmul_path(m.w, n);
+              EXPECT_EQ(tiles.compute_path(m.w, n).instruction, ComputeInstruction::TileInt8);
+              EXPECT_EQ(tiles.compute_path(m.w, n).passes, 4) << "four tile products per multiply-add";
+              ASSERT_EQ(matmul(tiles, m.w, x, n, b), expect) << pool->size() << " threads";
+              ASSERT_EQ(matmul(vnni, m.w, x, n, b), expect) << vnni.matmul_path(m.w, n);
+            }
+          }
+          if (kind == 2) {  // every value d sc q - dmin m (q6_K: d sc (q - 32)) times x, 256 of them a super-block
+            CpuKernels tiles(three, always_tiles);
+            const double value = t == WeightType::Q4_K ? 63 * 15 - 63 : t == WeightType::Q5_K ? 63 * 31 - 63 : 4096;
+            const double expect_each = static_cast<double>(cols) * value * x[0];
+            for (float y : matmul(tiles, m.w, x, n, nullptr)) ASSERT_NEAR(y, expect_each, 1e-5 * std::fabs(expect_each));
+          }
+        }
+      }
+    }
+  }
+}
+
 // A tiled matrix under kernels without AMX (a test, or a permission lost after loading) still
 // gives the right results: the VNNI kernel for int8, rows decoded to f32 for bf16.
 TEST_P(AmxKernels, TiledMatricesRunWithoutTiles) {
