@@ -117,24 +117,24 @@ void QuantizeKBlock(WeightType type, const float* v, KActBlock& out) {
   const float m = hn::GetLane(hn::MaxOfLanes(df, amax));
   const float id = m != 0 ? 2047.0f / m : 0.0f;
   out.d = m / 2047.0f;
-  HWY_ALIGN int32_t q[kSuperBlock];
   const VF vid = hn::Set(df, id);
-  const auto lim = hn::Set(di, 2047);
+  const auto lim = hn::Set(di, 2047), low_bits = hn::Set(di, 15);
+  const hn::Rebind<int16_t, decltype(di)> d16;
+  const hn::Rebind<int8_t, decltype(di)> d8;
+  // A vector of L values lies inside one run of 16 (a sum's) and so of 32 (the planes keep those
+  // together): L divides 16.
+  static_assert(HWY_MAX_BYTES / sizeof(int32_t) <= 16 && 16 % (HWY_MAX_BYTES / sizeof(int32_t)) == 0);
+  int32_t sums[16] = {};
   for (int64_t j = 0; j < kSuperBlock; j += L) {
     const auto x = hn::NearestInt(hn::Mul(hn::LoadU(df, v + j), vid));
-    hn::Store(hn::Min(hn::Max(x, hn::Neg(lim)), lim), di, q + j);
+    const auto q = hn::Min(hn::Max(x, hn::Neg(lim)), lim);
+    hn::StoreU(hn::DemoteTo(d16, q), d16, out.x + j);
+    const int p = KActPlanePosition(type, static_cast<int>(j));
+    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<4>(q)), d8, out.hi + p);
+    hn::StoreU(hn::DemoteTo(d8, hn::And(q, low_bits)), d8, out.lo + p);
+    sums[j / 16] += hn::GetLane(hn::SumOfLanes(di, q));
   }
-  for (int j = 0; j < kSuperBlock; ++j) {
-    out.x[j] = static_cast<int16_t>(q[j]);
-    const int p = KActPlanePosition(type, j);
-    out.hi[p] = static_cast<int8_t>(q[j] >> 4);
-    out.lo[p] = static_cast<int8_t>(q[j] & 15);
-  }
-  for (int s = 0; s < 16; ++s) {
-    int32_t sum = 0;
-    for (int j = 16 * s; j < 16 * s + 16; ++j) sum += q[j];
-    out.sums[s] = static_cast<int16_t>(sum);
-  }
+  for (int s = 0; s < 16; ++s) out.sums[s] = static_cast<int16_t>(sums[s]);
   std::memset(out.padding, 0, sizeof(out.padding));
 }
 
