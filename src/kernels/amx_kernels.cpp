@@ -945,13 +945,13 @@ void MatmulKQuantTiles(Tiles& unit, const WeightMatrix& w, const KQuantActivatio
 void PrepareKQuant(WeightType type, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols,
                    std::byte* out) {
   const KQuantActivations a = kquant_view(out, n, cols);
-  std::vector<simd::KActBlock> blocks(static_cast<size_t>((end - begin) * a.nb));
-  simd::prepare_rows(type, x + begin * cols, end - begin, cols, reinterpret_cast<std::byte*>(blocks.data()));
+  std::vector<simd::KActBlock> blocks(static_cast<size_t>(a.nb));  // one token's (a 7B row: 80 KB)
   auto* d = const_cast<float*>(a.d);
   auto* pairs = const_cast<int32_t*>(a.sum_pairs);
   for (int64_t t = begin; t < end; ++t) {
+    simd::prepare_rows(type, x + t * cols, 1, cols, reinterpret_cast<std::byte*>(blocks.data()));
     for (int64_t b = 0; b < a.nb; ++b) {
-      const simd::KActBlock& k = blocks[static_cast<size_t>((t - begin) * a.nb + b)];
+      const simd::KActBlock& k = blocks[static_cast<size_t>(b)];
       for (int s = 0; s < kKSteps; ++s) {
         for (int u = 0; u < 2; ++u) {
           const __m512i v = _mm512_loadu_si512(k.x + 64 * s + 32 * u);
