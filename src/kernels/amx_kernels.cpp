@@ -86,7 +86,6 @@ Int8Activations int8_view(const std::byte* prepared, int64_t n, int64_t cols) {
   return a;
 }
 
-
 // ---- k-quants (q4_K, q5_K, q6_K): their tile kernel and its layouts (MatmulKQuantTiles).
 
 constexpr int kKSteps = static_cast<int>(kSuperBlock / 64);  // tile steps of 64 values per super-block
@@ -125,6 +124,7 @@ KQuantActivations kquant_view(const std::byte* prepared, int64_t n, int64_t cols
 }
 
 bool kquant_tile_type(WeightType t) { return traits(t).activation == ActivationFormat::Int12x256; }
+
 }  // namespace
 
 bool cpu_has_amx() {
@@ -940,6 +940,16 @@ void MatmulKQuantTiles(Tiles& unit, const WeightMatrix& w, const KQuantActivatio
   }
 }
 
+template <class Tiles>
+void MatmulKQuant(Tiles& unit, const WeightMatrix& w, const KQuantActivations& x, int64_t n, int64_t row_begin,
+                  int64_t row_end, const float* bias, float* y) {
+  switch (w.type) {
+    case WeightType::Q4_K: return MatmulKQuantTiles<Tiles, WeightType::Q4_K>(unit, w, x, n, row_begin, row_end, bias, y);
+    case WeightType::Q5_K: return MatmulKQuantTiles<Tiles, WeightType::Q5_K>(unit, w, x, n, row_begin, row_end, bias, y);
+    default: return MatmulKQuantTiles<Tiles, WeightType::Q6_K>(unit, w, x, n, row_begin, row_end, bias, y);
+  }
+}
+
 // Tokens [begin, end) of the k-quant tiles' activations (KQuantActivations): simd::prepare_rows's
 // blocks (the vector kernels' X and d_x, bit for bit), X split into its two parts.
 void PrepareKQuant(WeightType type, const float* x, int64_t n, int64_t begin, int64_t end, int64_t cols,
@@ -962,7 +972,8 @@ void PrepareKQuant(WeightType type, const float* x, int64_t n, int64_t begin, in
         }
       }
       d[b * a.padded + t] = k.d;
-      for (int p = 0; p < kKSumPairs; ++p) std::memcpy(&pairs[(b * kKSumPairs + p) * a.padded + t], k.sums + 2 * p, 4);
+      for (int p = 0; p < kKSumPairs; ++p)
+        std::memcpy(&pairs[(b * kKSumPairs + p) * a.padded + t], k.sums + 2 * p, sizeof(int32_t));
     }
   }
 }
@@ -1271,7 +1282,6 @@ template <class Tiles>
 void MatmulTiles(Tiles& unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
                  int64_t row_begin, int64_t row_end, const float* bias, float* y) {
   const Int8Activations x = int8_view(prepared, n, w.cols);
-  const KQuantActivations kx = kquant_view(prepared, n, w.cols);
   switch (w.type) {
     case WeightType::BF16:
       unit.config(&kBf16Configs.by_tokens[std::min<int64_t>(n, 16)]);
@@ -1287,16 +1297,10 @@ void MatmulTiles(Tiles& unit, const WeightMatrix& w, const std::byte* prepared, 
       MatmulInt8Tiles<Tiles, WeightType::Q4_0>(unit, w, x, n, row_begin, row_end, bias, y);
       break;
     case WeightType::Q4_K:
-      unit.config(&kKQuantConfig);
-      MatmulKQuantTiles<Tiles, WeightType::Q4_K>(unit, w, kx, n, row_begin, row_end, bias, y);
-      break;
     case WeightType::Q5_K:
-      unit.config(&kKQuantConfig);
-      MatmulKQuantTiles<Tiles, WeightType::Q5_K>(unit, w, kx, n, row_begin, row_end, bias, y);
-      break;
     case WeightType::Q6_K:
       unit.config(&kKQuantConfig);
-      MatmulKQuantTiles<Tiles, WeightType::Q6_K>(unit, w, kx, n, row_begin, row_end, bias, y);
+      MatmulKQuant(unit, w, kquant_view(prepared, n, w.cols), n, row_begin, row_end, bias, y);
       break;
     default: return;
   }
@@ -1324,7 +1328,8 @@ void prepare_rows(WeightType t, int bf16_parts, const float* x, int64_t n, int64
 
 void matmul_tiles(TileUnit unit, const WeightMatrix& w, const std::byte* prepared, int bf16_parts, int64_t n,
                   int64_t row_begin, int64_t row_end, const float* bias, float* y) {
-  if (!w.tiled && !kquant_tile_type(w.type)) fail("amx::matmul_tiles needs a tiled matrix or a q4_K, q5_K or q6_K one");
+  if (!w.tiled && !kquant_tile_type(w.type))
+    fail("amx::matmul_tiles needs a tiled matrix, or a q4_K, q5_K or q6_K one");
   checked_parts(bf16_parts);
   if (unit == TileUnit::Emulated) {
     EmulatedTiles unit;
