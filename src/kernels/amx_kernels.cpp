@@ -757,7 +757,11 @@ using KQuantBlock = std::conditional_t<Type == WeightType::Q4_K, BlockQ4_K,
                                        std::conditional_t<Type == WeightType::Q5_K, BlockQ5_K, BlockQ6_K>>;
 constexpr bool KQuantHasMins(WeightType t) { return t != WeightType::Q6_K; }
 
-// The 16 x 16 dwords of v, transposed: out[c] lane r = v[r] lane c.
+// The 16 x 16 dwords of v, transposed: out[c] lane r = v[r] lane c. (GCC 12 at -O2 with the
+// sanitizers reports the unpack intrinsics' own placeholder, _mm512_undefined_epi32, as
+// uninitialised.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 inline void TransposeDwords16(const __m512i* v, __m512i* out) {
   __m512i a[16], b[16];
   for (int i = 0; i < 8; ++i) {  // per 128-bit lane: pairs of rows interleaved by dword
@@ -781,6 +785,7 @@ inline void TransposeDwords16(const __m512i* v, __m512i* out) {
     out[12 + e] = _mm512_shuffle_i32x4(c1, c3, _MM_SHUFFLE(3, 1, 3, 1));
   }
 }
+#pragma GCC diagnostic pop
 
 // Bits [shift, shift + width) of each of the 32 bytes at p.
 inline __m256i KByteBits(const uint8_t* p, int shift, int width) {
@@ -845,13 +850,10 @@ template <WeightType Type>
 void UnpackKQuantGroup(const WeightMatrix& w, int64_t r0, int64_t row_end, KQuantGroupBlock* g) {
   const int64_t nb = w.cols / kSuperBlock;
   const int rows = static_cast<int>(std::min<int64_t>(16, row_end - r0));
-  alignas(64) int8_t by_row[kKSteps][2][16][64];
+  alignas(64) int8_t by_row[kKSteps][2][16][64] = {};  // rows past `rows` stay zero
   for (int64_t b = 0; b < nb; ++b) {
     KQuantGroupBlock& blk = g[b];
-    if (rows < 16) {
-      std::memset(by_row, 0, sizeof by_row);
-      std::memset(&blk, 0, sizeof blk);
-    }
+    if (rows < 16) std::memset(&blk, 0, sizeof blk);
     for (int i = 0; i < rows; ++i)
       UnpackKQuantRow<Type>(w.row(r0 + i) + static_cast<size_t>(b) * sizeof(KQuantBlock<Type>), i, by_row, blk);
     for (int s = 0; s < kKSteps; ++s) {
