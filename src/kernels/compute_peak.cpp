@@ -9,6 +9,7 @@
 
 #include "kernels/amx_kernels.h"
 #include "kernels/bf16_dot_kernels.h"
+#include "kernels/simd_kernels.h"
 
 // GCC 12 reports the self-initialised placeholders of its own AVX-512 intrinsics
 // (_mm512_undefined_*) as uninitialised.
@@ -60,6 +61,21 @@ __attribute__((target("avx512f,avx512vl,avx512vnni"))) int64_t vnni256(int64_t i
   for (int64_t i = 0; i < iterations; ++i) {
 #pragma GCC unroll 12
     for (auto& a : acc) a = _mm256_dpbusd_epi32(a, x, y);
+  }
+  __m256i total = acc[0];
+  for (int j = 1; j < 12; ++j) total = _mm256_add_epi32(total, acc[j]);
+  sink->fetch_add(_mm256_extract_epi32(total, 0) & 1, std::memory_order_relaxed);
+  return iterations * 12 * 32;
+}
+
+// The same chains VEX-encoded (AVX-VNNI), written out: no target attribute is needed for it.
+__attribute__((target("avx2"))) int64_t avx_vnni256(int64_t iterations, std::atomic<int>* sink) {
+  const __m256i x = _mm256_set1_epi8(3), y = _mm256_set1_epi8(-2);
+  __m256i acc[12];
+  for (auto& a : acc) a = _mm256_setzero_si256();
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (auto& a : acc) __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(a) : "x"(x), "x"(y));
   }
   __m256i total = acc[0];
   for (int j = 1; j < 12; ++j) total = _mm256_add_epi32(total, acc[j]);
@@ -198,6 +214,7 @@ int64_t run(ComputeInstruction which, int64_t iterations, std::atomic<int>* sink
     case ComputeInstruction::TileInt8: return tiles(which, iterations, sink);
     case ComputeInstruction::Vnni512: return vnni512(iterations, sink);
     case ComputeInstruction::Vnni256: return vnni256(iterations, sink);
+    case ComputeInstruction::AvxVnni256: return avx_vnni256(iterations, sink);
     case ComputeInstruction::DpBf16_512: return dpbf16_512(iterations, sink);
     case ComputeInstruction::Fma512: return fma512(iterations, sink);
     case ComputeInstruction::Fma256: return fma256(iterations, sink);
@@ -223,6 +240,7 @@ const char* compute_instruction_name(ComputeInstruction i) {
     case ComputeInstruction::TileInt8: return "AMX tdpbssd";
     case ComputeInstruction::Vnni512: return "AVX-512 vpdpbusd zmm";
     case ComputeInstruction::Vnni256: return "AVX-512 vpdpbusd ymm";
+    case ComputeInstruction::AvxVnni256: return "AVX-VNNI vpdpbusd ymm";
     case ComputeInstruction::DpBf16_512: return "AVX512-BF16 vdpbf16ps zmm";
     case ComputeInstruction::Fma512: return "AVX-512 fp32 FMA zmm";
     case ComputeInstruction::Fma256: return "AVX2 fp32 FMA ymm";
@@ -239,6 +257,7 @@ bool can_measure(ComputeInstruction i) {
   if (is_tile(i)) return amx::cpu_has_amx() && amx::tile_permission_granted();
   if (i == ComputeInstruction::Vnni512 || i == ComputeInstruction::Vnni256 || i == ComputeInstruction::Int16Vnni512)
     return amx::cpu_has_vnni512();
+  if (i == ComputeInstruction::AvxVnni256) return simd::cpu_has_avx_vnni();
   if (i == ComputeInstruction::DpBf16_512) return bf16dot::cpu_has_avx512_bf16();
   if (i == ComputeInstruction::Fma512) return __builtin_cpu_supports("avx512f");
   if (i == ComputeInstruction::Int16Madd512) return __builtin_cpu_supports("avx512bw");

@@ -13,6 +13,7 @@ enum class ComputeInstruction {
   TileInt8,       // AMX tdpbssd on whole 64-byte lines: the instruction's own peak (16384)
   Vnni512,        // AVX-512 VNNI vpdpbusd on zmm (64 int8 MACs)
   Vnni256,        // AVX-512 VNNI vpdpbusd on ymm (32 int8 MACs), as the interleaved int8 kernels use it
+  AvxVnni256,     // AVX-VNNI vpdpbusd on ymm, VEX-encoded (32 int8 MACs): the AVX2 target's int8 kernels
   DpBf16_512,     // AVX512-BF16 vdpbf16ps on zmm (32 bf16 MACs into fp32)
   Fma512,         // AVX-512 vfmadd on zmm (16 fp32 MACs)
   Fma256,         // AVX2 vfmadd on ymm (8 fp32 MACs)

@@ -86,6 +86,7 @@ CpuFeatures CpuFeatures::decide(const char* glass_cpu, PermissionRequest request
   }
   CpuFeatures f;
   f.avx512_vnni = path >= Path::Avx512 && simd::cpu_has_avx512_vnni() && amx::cpu_has_vnni512();
+  f.avx2_vnni = path >= Path::Avx2 && (simd::cpu_has_avx_vnni() || simd::cpu_has_avx512_vnni());
   f.avx512_bf16 = path >= Path::Avx512 && bf16dot::cpu_has_avx512_bf16();
   if (path == Path::AmxEmulated) f.amx = f.amx_emulated = true;  // no tile instruction runs: nothing to ask
   if (path == Path::Amx) {
@@ -185,10 +186,15 @@ CpuKernels::CpuKernels(ThreadPool& pool, CpuFeatures features, MatmulPrecision p
 
 const char* CpuKernels::simd_target() { return simd::target_name(); }
 
+bool CpuKernels::target_vnni() const {
+  const std::string target = simd_target();
+  return target.rfind("AVX3", 0) == 0 ? features_.avx512_vnni : target == "AVX2" && features_.avx2_vnni;
+}
+
 std::string CpuKernels::simd_path() const {
   std::string s = simd_target();
   const bool avx3 = s.rfind("AVX3", 0) == 0;
-  if (features_.avx512_vnni && avx3) s += " + VNNI";
+  if (target_vnni()) s += " + VNNI";
   if (features_.amx && avx3) s += features_.amx_emulated ? " + AMX (emulated)" : " + AMX";
   if (features_.avx512_bf16 && avx3 && matmul_precision() == MatmulPrecision::Bf16) s += " + BF16";
   return s;
@@ -209,7 +215,7 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   if (traits(w.type).activation == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
   if (traits(w.type).activation == ActivationFormat::Int12x256 && features_.avx512_vnni && s.rfind("AVX3", 0) == 0)
     s += " + VNNI";
-  if (interleavable(w.type) && features_.avx512_vnni && s.rfind("AVX3", 0) == 0) s += " + VNNI";
+  if (interleavable(w.type) && target_vnni()) s += " + VNNI";
   return s;
 }
 
@@ -256,7 +262,9 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
                                                    : ComputeInstruction::Int16Madd256;
     p.how = str_cat(compute_instruction_name(p.instruction), " on rows unpacked to int16, 12-bit activations");
   } else if (interleavable(type)) {
-    if (avx3 && features_.avx512_vnni) p.instruction = ComputeInstruction::Vnni256, p.valid = true, p.how = "vpdpbusd ymm";
+    if (target_vnni() && avx2 && simd::cpu_has_avx_vnni())
+      p.instruction = ComputeInstruction::AvxVnni256, p.valid = true, p.how = "vpdpbusd ymm (AVX-VNNI)";
+    else if (target_vnni()) p.instruction = ComputeInstruction::Vnni256, p.valid = true, p.how = "vpdpbusd ymm";
     else if (avx3 || avx2) p.instruction = ComputeInstruction::Int8Avx2, p.valid = true, p.how = "vpmaddubsw ymm";
   } else if (avx3) {
     p.instruction = ComputeInstruction::Fma512, p.valid = true, p.how = "fp32 FMA zmm";
@@ -354,7 +362,7 @@ void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte
       return;
     case Route::Vector: break;
   }
-  simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, features_.avx512_vnni);
+  simd::matmul_rows(w, xp, n, row_begin, row_end, bias, y, target_vnni());
 }
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {

@@ -19,6 +19,10 @@ namespace glass {
 // tests turn them off to check each path against the others.
 struct CpuFeatures {
   bool avx512_vnni = false;  // int8 dot products in one instruction (interleaved / tiled q8_0, q4_0)
+  // The AVX2 target's int8 kernels (q8_0, q4_0) multiply with vpdpbusd on ymm: AVX-VNNI's VEX
+  // encoding (Intel's client cores, which lack AVX-512), or AVX512-VNNI's EVEX encoding where
+  // the CPU has that instead (GLASS_CPU=avx2 on an AVX-512 machine). The same bits either way.
+  bool avx2_vnni = false;
   // vdpbf16ps for bf16 weights when the kernels round activations to bf16 (MatmulPrecision::Bf16,
   // bf16_dot_kernels.h); without it they multiply the rounded activations as floats.
   bool avx512_bf16 = false;
@@ -132,6 +136,8 @@ class CpuKernels final : public Kernels {
   // Attention with tiles (features_.amx, KV blocks of 16).
   void attention_tiles(const AttentionArgs& args);
   amx::TileUnit tile_unit() const { return features_.amx_emulated ? amx::TileUnit::Emulated : amx::TileUnit::Hardware; }
+  // Whether the dispatched SIMD target's kernels use VNNI (simd::matmul_rows's `vnni`).
+  bool target_vnni() const;
 
   ThreadPool& pool_;
   CpuFeatures features_;

@@ -524,20 +524,45 @@ HWY_INLINE void GroupInt8(const WeightMatrix& w, int64_t g, const ActBlock* x, i
 }
 
 #undef GLASS_HAVE_VNNI_KERNEL
+#undef GLASS_HAVE_VNNI256
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+// VNNI, on CPUs that have it: vpdpbusd multiplies unsigned by signed bytes and adds each 4
+// products into an int32 lane in one instruction. The AVX-512 target uses AVX512-VNNI (with
+// VL); the AVX2 target the same instruction on ymm, VEX-encoded (AVX-VNNI: CPUs without
+// AVX-512, such as Intel's client cores) or, on CPUs with AVX512-VNNI but not AVX-VNNI, EVEX-
+// encoded (Dpbusd256). The weights are made unsigned, q8_0 by adding 128 and q4_0 as their
+// nibbles (0..15), and the excess (128 or 8 times the block's activation sum) is subtracted
+// per block, so every block's int32 dot is exactly GroupInt8's and the float steps after it
+// are the same: the results are bit-identical to the kernels without VNNI.
 #if HWY_TARGET == HWY_AVX3
-// AVX512-VNNI (with VL), on CPUs that have it: vpdpbusd multiplies unsigned by signed
-// bytes and adds each 4 products into an int32 lane in one instruction. The weights are
-// made unsigned, q8_0 by adding 128 and q4_0 as their nibbles (0..15), and the excess
-// (128 or 8 times the block's activation sum) is subtracted per block, so every block's
-// int32 dot is exactly GroupInt8's and the float steps after it are the same: the
-// results are bit-identical to the kernel without VNNI.
-#define GLASS_VNNI __attribute__((target("avx512vnni")))
+#define GLASS_VNNI __attribute__((target("avx512vnni")))  // the zmm kernels' intrinsics
+#endif
 
-// Not inlined: only this function is compiled for VNNI, so its callers (which also run
-// on AVX-512 CPUs without it) stay free of VNNI instructions.
-template <WeightType Type, int T>
-GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64_t xstride_blocks,
-                                          const float* bias, float* y, int64_t ystride) {
+// vpdpbusd on ymm (acc + u8 x s8 quads), written out in the encoding `Evex` names, so that
+// the kernels need no VNNI target attribute: they run only where the CPU has that encoding.
+template <bool Evex>
+HWY_INLINE __m256i Dpbusd256(__m256i acc, __m256i u, __m256i s) {
+  if constexpr (Evex) asm("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
+  else asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(u), "x"(s));
+  return acc;
+}
+// Calls f(std::bool_constant<Evex>) with this target's encoding: EVEX on the AVX-512 target;
+// on the AVX2 target VEX where the CPU has AVX-VNNI, else EVEX (the caller checked that the
+// CPU has one of them).
+template <class F>
+HWY_INLINE void WithVnniEncoding(F&& f) {
+#if HWY_TARGET == HWY_AVX3
+  f(std::true_type{});
+#else
+  if (cpu_has_avx_vnni()) f(std::false_type{});
+  else f(std::true_type{});
+#endif
+}
+
+// Not inlined: the kernels without VNNI stay free of its instructions.
+template <WeightType Type, int T, bool Evex>
+HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, const ActBlock* x, int64_t xstride_blocks,
+                               const float* bias, float* y, int64_t ystride) {
   const int64_t nb = w.cols / kQuantBlock;
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
@@ -561,7 +586,7 @@ GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, con
       for (int s = 0; s < 8; ++s) {
         const __m256i wu = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s)), flip);
         for (int t = 0; t < T; ++t)
-          dot[s % C][t] = _mm256_dpbusd_epi32(dot[s % C][t], wu, Broadcast4Bytes(x[t * xstride_blocks + b].q + 4 * s));
+          dot[s % C][t] = Dpbusd256<Evex>(dot[s % C][t], wu, Broadcast4Bytes(x[t * xstride_blocks + b].q + 4 * s));
       }
       excess = 128;
     } else {
@@ -573,8 +598,8 @@ GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, con
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low);
         for (int t = 0; t < T; ++t) {
           const int8_t* xq = x[t * xstride_blocks + b].q + 8 * i;
-          dot[(2 * i) % C][t] = _mm256_dpbusd_epi32(dot[(2 * i) % C][t], lo, Broadcast4Bytes(xq));
-          dot[(2 * i + 1) % C][t] = _mm256_dpbusd_epi32(dot[(2 * i + 1) % C][t], hi, Broadcast4Bytes(xq + 4));
+          dot[(2 * i) % C][t] = Dpbusd256<Evex>(dot[(2 * i) % C][t], lo, Broadcast4Bytes(xq));
+          dot[(2 * i + 1) % C][t] = Dpbusd256<Evex>(dot[(2 * i + 1) % C][t], hi, Broadcast4Bytes(xq + 4));
         }
       }
       excess = 8;
@@ -591,6 +616,7 @@ GLASS_VNNI HWY_NOINLINE void GroupInt8Vnni(const WeightMatrix& w, int64_t g, con
   for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ystride, _mm256_add_ps(acc[t], vbias));
 }
 
+#if HWY_TARGET == HWY_AVX3
 // GroupInt8Vnni on two groups at once (g and g + 1: 16 rows, 8 to a 256-bit half) for T
 // tokens, so each vpdpbusd, conversion, multiply and fma does both groups' work and the
 // token's 4 bytes are one broadcast for 16 rows. Lane by lane the operations are
@@ -656,13 +682,15 @@ GLASS_VNNI HWY_NOINLINE void GroupPairInt8Vnni(const WeightMatrix& w, int64_t g,
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ystride, _mm512_add_ps(acc[t], vbias));
 }
 
+#endif
+
 // TileInt8 on row-major q8_0 / q4_0 (a GGUF's own rows) with vpdpbusd: the weights are made
 // unsigned (q8_0 + 128, q4_0 as its nibbles) and each lane's excess, k times the sum of its
 // 4 activations, is subtracted, so every int32 lane is TileInt8's and the float steps after
 // it are the same: bit-identical results.
-template <class Block, int R, int T>
-GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, const ActBlock* x, int64_t xstride_blocks,
-                                         const float* bias, float* y, int64_t ystride) {
+template <class Block, int R, int T, bool Evex>
+HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, const ActBlock* x, int64_t xstride_blocks,
+                              const float* bias, float* y, int64_t ystride) {
   constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
   const int64_t nb = w.cols / kQuantBlock;
   const Block* wr[R];
@@ -679,7 +707,7 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
     __m256 xscale[T];
     for (int t = 0; t < T; ++t) {
       xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t * xstride_blocks + b].q));
-      excess[t] = _mm256_dpbusd_epi32(zero, k, xq[t]);
+      excess[t] = Dpbusd256<Evex>(zero, k, xq[t]);
       xscale[t] = _mm256_set1_ps(x[t * xstride_blocks + b].scale);
     }
     for (int r = 0; r < R; ++r) {
@@ -689,7 +717,7 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
       // dw * the token's scale in every lane: the same product TileInt8 takes as a scalar.
       const __m256 dw = _mm256_set1_ps(BlockScale(wr[r][b].scale));
       for (int t = 0; t < T; ++t) {
-        const __m256i dot = _mm256_sub_epi32(_mm256_dpbusd_epi32(zero, u, xq[t]), excess[t]);
+        const __m256i dot = _mm256_sub_epi32(Dpbusd256<Evex>(zero, u, xq[t]), excess[t]);
         acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, xscale[t]), acc[r][t]);
       }
     }
@@ -697,6 +725,7 @@ GLASS_VNNI HWY_NOINLINE void TileInt8Vnni(const WeightMatrix& w, int64_t r0, con
   StoreSums<R, T>(acc, bias, r0, y, ystride);
 }
 
+#if HWY_TARGET == HWY_AVX3
 // TileInt8Vnni for prefill, with 2P tokens: a zmm holds a pair of tokens, one per 256-bit
 // half, so each vpdpbusd, conversion, multiply and fma does two tokens' work. Lane by lane
 // the operations are TileInt8Vnni's (the excess is the dot's starting value instead of
@@ -746,9 +775,14 @@ GLASS_VNNI HWY_NOINLINE void TileInt8PairsVnni(const WeightMatrix& w, int64_t r0
   }
 }
 #undef GLASS_VNNI
-#define GLASS_HAVE_VNNI_KERNEL 1
+#define GLASS_HAVE_VNNI_KERNEL 1  // the zmm kernels
 #else
 #define GLASS_HAVE_VNNI_KERNEL 0
+#endif
+#define GLASS_HAVE_VNNI256 1  // the ymm kernels
+#else
+#define GLASS_HAVE_VNNI_KERNEL 0
+#define GLASS_HAVE_VNNI256 0
 #endif
 
 // Tokens [t0, t0 + count) for group g, count <= TokensPerTile<Vnni>; rows of the group
@@ -762,18 +796,25 @@ HWY_INLINE void GroupTokens(const WeightMatrix& w, int64_t g, int64_t lo, int64_
   float partial[8 * kInterleaveRows];
   float* out = whole ? y + first : partial;
   const int64_t stride = whole ? w.rows : kInterleaveRows;
-#if GLASS_HAVE_VNNI_KERNEL
+#if GLASS_HAVE_VNNI256
   if constexpr (Vnni) {
-    switch (count) {
-      case 1: GroupInt8Vnni<Type, 1>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      case 2: GroupInt8Vnni<Type, 2>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      case 3: GroupInt8Vnni<Type, 3>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      case 4: GroupInt8Vnni<Type, 4>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      case 5: GroupInt8Vnni<Type, 5>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      case 6: GroupInt8Vnni<Type, 6>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      case 7: GroupInt8Vnni<Type, 7>(w, g, x, xstride_blocks, gbias, out, stride); break;
-      default: GroupInt8Vnni<Type, 8>(w, g, x, xstride_blocks, gbias, out, stride); break;
-    }
+    WithVnniEncoding([&](auto evex) {
+      constexpr bool E = decltype(evex)::value;
+      switch (count) {
+        case 1: GroupInt8Vnni<Type, 1, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+        case 2: GroupInt8Vnni<Type, 2, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+        case 3: GroupInt8Vnni<Type, 3, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+#if GLASS_HAVE_VNNI_KERNEL  // 8 tokens a tile: AVX-512's 32 registers
+        case 4: GroupInt8Vnni<Type, 4, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+        case 5: GroupInt8Vnni<Type, 5, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+        case 6: GroupInt8Vnni<Type, 6, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+        case 7: GroupInt8Vnni<Type, 7, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+        default: GroupInt8Vnni<Type, 8, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+#else
+        default: GroupInt8Vnni<Type, 4, E>(w, g, x, xstride_blocks, gbias, out, stride); break;
+#endif
+      }
+    });
   } else
 #endif
   {
@@ -832,9 +873,11 @@ HWY_INLINE void TileInt8Of(const WeightMatrix& w, int64_t r0, const std::byte* p
                            float* y, int64_t ystride, bool vnni) {
   const auto* x = reinterpret_cast<const ActBlock*>(prepared);
   const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
-#if GLASS_HAVE_VNNI_KERNEL
+#if GLASS_HAVE_VNNI256
   if (vnni) {
-    TileInt8Vnni<Block, R, T>(w, r0, x, xstride, bias, y, ystride);
+    WithVnniEncoding([&](auto evex) {
+      TileInt8Vnni<Block, R, T, decltype(evex)::value>(w, r0, x, xstride, bias, y, ystride);
+    });
     return;
   }
 #endif
@@ -907,7 +950,7 @@ HWY_INLINE void PairsPrefillRowsOf(const WeightMatrix& w, const ActBlock* x, int
         TileInt8PairsVnni<Block, R, P>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
       for (; t + 2 <= t1; t += 2)
         TileInt8PairsVnni<Block, R, 1>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
-      if (t < t1) TileInt8Vnni<Block, R, 1>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
+      if (t < t1) TileInt8Vnni<Block, R, 1, true>(w, r, x + t * xstride, xstride, bias, y + t * ystride, ystride);
     };
     for (; r + 4 <= row_end; r += 4) rows(std::integral_constant<int, 4>{});
     for (; r < row_end; ++r) rows(std::integral_constant<int, 1>{});
@@ -1062,7 +1105,7 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     const auto* x = reinterpret_cast<const ActBlock*>(prepared);
     const auto xstride = static_cast<int64_t>(prow / sizeof(ActBlock));
     const bool q8 = w.type == WeightType::Q8_0;
-    if (vnni && GLASS_HAVE_VNNI_KERNEL) {
+    if (vnni && GLASS_HAVE_VNNI256) {
       if (q8) InterleavedRows<WeightType::Q8_0, true>(w, x, xstride, n, row_begin, end, bias, y);
       else InterleavedRows<WeightType::Q4_0, true>(w, x, xstride, n, row_begin, end, bias, y);
     } else {
@@ -1586,6 +1629,13 @@ void matmul_rows(const WeightMatrix& w, const std::byte* prepared, int64_t n, in
 bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__) || defined(__i386__)
   return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+bool cpu_has_avx_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avxvnni");
 #else
   return false;
 #endif

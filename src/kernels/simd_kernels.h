@@ -61,14 +61,18 @@ size_t prepared_row_bytes(WeightType type, int64_t cols);
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out);
 
 // y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) and all n
-// tokens; y has w.rows columns. `prepared` comes from prepare_rows. `vnni`: the AVX-512
-// target may use its AVX512-VNNI int8 kernels (only where the CPU has them, see
-// cpu_has_avx512_vnni); their results are bit-identical to the kernels without.
+// tokens; y has w.rows columns. `prepared` comes from prepare_rows. `vnni`: the kernels may
+// use VNNI dot products, only where the CPU has them: on the AVX-512 target AVX512-VNNI
+// (cpu_has_avx512_vnni: the int8 and k-quant kernels), on the AVX2 target vpdpbusd on ymm in
+// AVX-VNNI's or AVX512-VNNI's encoding (cpu_has_avx_vnni, else cpu_has_avx512_vnni: the int8
+// kernels); their results are bit-identical to the kernels without.
 void matmul_rows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                  const float* bias, float* y, bool vnni);
 
 // Whether this CPU has AVX512-VNNI with AVX512-VL.
 bool cpu_has_avx512_vnni();
+// Whether this CPU has AVX-VNNI (the VEX-encoded vpdpbusd / vpdpwssd on ymm, without AVX-512).
+bool cpu_has_avx_vnni();
 
 void rmsnorm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* y);
 void silu_mul(const float* gate, const float* up, int64_t count, float* out);

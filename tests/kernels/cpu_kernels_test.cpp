@@ -107,9 +107,9 @@ std::vector<int64_t> column_sizes(WeightType type) {
   }
 }
 
-// Every path this CPU runs: each SIMD target, and on the AVX-512 target also with the
-// extensions it has beside (VNNI) and without them. Tests build their CpuKernels with
-// features_.
+// Every path this CPU runs: each SIMD target, and on the AVX-512 and AVX2 targets also with
+// the extensions they have beside (VNNI; BF16) and without them. Tests build their CpuKernels
+// with features_.
 class SimdTargets : public ::testing::Test {
  protected:
   void TearDown() override { simd::force_target(0); }
@@ -123,9 +123,11 @@ class SimdTargets : public ::testing::Test {
       const std::string name = simd::name_of_target(t);
       std::vector<CpuFeatures> variants = {CpuFeatures{}};
       if ((all.avx512_vnni || all.avx512_bf16) && name.rfind("AVX3", 0) == 0) variants.push_back(all);
+      if (all.avx2_vnni && name == "AVX2") variants.push_back(all);
       for (const CpuFeatures& v : variants) {
         features_ = v;
-        SCOPED_TRACE("SIMD target " + name + (v.avx512_vnni ? " + VNNI" : "") + (v.avx512_bf16 ? " + BF16" : ""));
+        const bool vnni = name == "AVX2" ? v.avx2_vnni : v.avx512_vnni;
+        SCOPED_TRACE("SIMD target " + name + (vnni ? " + VNNI" : "") + (v.avx512_bf16 ? " + BF16" : ""));
         f();
       }
     }
@@ -445,26 +447,38 @@ TEST_F(SimdTargets, KQuantKernelsAtTheirBoundsAndAcrossPrefillBlocks) {
 }
 
 // The VNNI int8 kernels compute every block's int32 dot exactly as the others and then
-// take the same float steps: their results are bit-identical.
-TEST(CpuFeaturesTest, VnniKernelsAreBitIdenticalToTheOthers) {
-  if (!CpuFeatures::detect().avx512_vnni) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+// take the same float steps: their results are bit-identical, on the AVX-512 target and on
+// the AVX2 target (AVX-VNNI's encoding, or AVX512-VNNI's on ymm where the CPU has that).
+TEST_F(SimdTargets, VnniKernelsAreBitIdenticalToTheOthers) {
+  const CpuFeatures all = CpuFeatures::detect();
+  if (!all.avx512_vnni && !all.avx2_vnni) GTEST_SKIP() << "this CPU has neither AVX512-VNNI nor AVX-VNNI";
   std::mt19937 rng(9);
   ThreadPool pool(2);
-  CpuFeatures with = CpuFeatures::detect(), without;
-  for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
-    for (int64_t n : {1, 2, 5, 8, 9, 23}) {
-      const int64_t rows = 45, cols = 160;
-      // Both layouts: interleaved (as converted at load) and row-major (a GGUF's own rows).
-      for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
-        const auto x = randn(static_cast<size_t>(n * cols), rng);
-        const auto bias = randn(static_cast<size_t>(rows), rng);
-        std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
-        CpuKernels(pool, with).matmul(m.w, x.data(), n, bias.data(), a.data());
-        CpuKernels(pool, without).matmul(m.w, x.data(), n, bias.data(), b.data());
-        ASSERT_EQ(a, b) << layout_name(m.w) << " n " << n;
+  int targets = 0;
+  for (int64_t target : simd::available_targets()) {
+    simd::force_target(target);
+    const std::string name = simd::name_of_target(target);
+    if (!(name.rfind("AVX3", 0) == 0 ? all.avx512_vnni : name == "AVX2" && all.avx2_vnni)) continue;
+    ++targets;
+    CpuKernels with(pool, all), without(pool, CpuFeatures{});
+    ASSERT_TRUE(with.simd_path().ends_with(" + VNNI")) << with.simd_path();
+    for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+      for (int64_t n : {1, 2, 3, 4, 5, 8, 9, 23}) {
+        const int64_t rows = 45, cols = 160;
+        // Both layouts: interleaved (as converted at load) and row-major (a GGUF's own rows).
+        for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
+          const auto x = randn(static_cast<size_t>(n * cols), rng);
+          const auto bias = randn(static_cast<size_t>(rows), rng);
+          std::vector<float> a(static_cast<size_t>(n * rows)), b(a.size());
+          with.matmul(m.w, x.data(), n, bias.data(), a.data());
+          without.matmul(m.w, x.data(), n, bias.data(), b.data());
+          ASSERT_EQ(a, b) << name << " " << layout_name(m.w) << " n " << n << " " << with.matmul_path(m.w, n);
+        }
       }
     }
   }
+  simd::force_target(0);
+  EXPECT_GT(targets, 0);
 }
 
 TEST_F(SimdTargets, MatmulMultiAndGateUpMatchSeparateCalls) {
