@@ -213,9 +213,10 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   if (rounds_activations(w.type)) s += " (activations rounded to bf16)";
   if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
   if (traits(w.type).activation == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
-  if (traits(w.type).activation == ActivationFormat::Int12x256 && features_.avx512_vnni && s.rfind("AVX3", 0) == 0)
+  // VNNI: the int8 kernels on both x86 targets, the k-quant ones on AVX-512 (vpdpwssd).
+  const bool avx3 = s.rfind("AVX3", 0) == 0;
+  if ((interleavable(w.type) || (traits(w.type).activation == ActivationFormat::Int12x256 && avx3)) && target_vnni())
     s += " + VNNI";
-  if (interleavable(w.type) && target_vnni()) s += " + VNNI";
   return s;
 }
 
@@ -257,9 +258,9 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
   }
   if (traits(type).activation == ActivationFormat::Int12x256) {  // prefill's kernel (decode reads bytes)
     p.valid = avx3 || avx2;
-    p.instruction = avx3 && features_.avx512_vnni ? ComputeInstruction::Int16Vnni512
-                    : avx3                         ? ComputeInstruction::Int16Madd512
-                                                   : ComputeInstruction::Int16Madd256;
+    p.instruction = avx3 && target_vnni() ? ComputeInstruction::Int16Vnni512
+                    : avx3                 ? ComputeInstruction::Int16Madd512
+                                           : ComputeInstruction::Int16Madd256;
     p.how = str_cat(compute_instruction_name(p.instruction), " on rows unpacked to int16, 12-bit activations");
   } else if (interleavable(type)) {
     if (target_vnni() && avx2 && simd::cpu_has_avx_vnni())

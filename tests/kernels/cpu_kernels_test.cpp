@@ -127,7 +127,8 @@ class SimdTargets : public ::testing::Test {
       for (const CpuFeatures& v : variants) {
         features_ = v;
         const bool vnni = name == "AVX2" ? v.avx2_vnni : v.avx512_vnni;
-        SCOPED_TRACE("SIMD target " + name + (vnni ? " + VNNI" : "") + (v.avx512_bf16 ? " + BF16" : ""));
+        const bool bf16 = v.avx512_bf16 && name.rfind("AVX3", 0) == 0;
+        SCOPED_TRACE("SIMD target " + name + (vnni ? " + VNNI" : "") + (bf16 ? " + BF16" : ""));
         f();
       }
     }
@@ -446,9 +447,10 @@ TEST_F(SimdTargets, KQuantKernelsAtTheirBoundsAndAcrossPrefillBlocks) {
   });
 }
 
-// The VNNI int8 kernels compute every block's int32 dot exactly as the others and then
-// take the same float steps: their results are bit-identical, on the AVX-512 target and on
-// the AVX2 target (AVX-VNNI's encoding, or AVX512-VNNI's on ymm where the CPU has that).
+// The VNNI kernels (int8: vpdpbusd; k-quants: vpdpwssd) compute every block's integer dot
+// exactly as the others and then take the same float steps: their results are bit-identical,
+// on the AVX-512 target and on the AVX2 target (AVX-VNNI's encoding, or AVX512-VNNI's on ymm
+// where the CPU has that).
 TEST_F(SimdTargets, VnniKernelsAreBitIdenticalToTheOthers) {
   const CpuFeatures all = CpuFeatures::detect();
   if (!all.avx512_vnni && !all.avx2_vnni) GTEST_SKIP() << "this CPU has neither AVX512-VNNI nor AVX-VNNI";
@@ -462,9 +464,9 @@ TEST_F(SimdTargets, VnniKernelsAreBitIdenticalToTheOthers) {
     ++targets;
     CpuKernels with(pool, all), without(pool, CpuFeatures{});
     ASSERT_TRUE(with.simd_path().ends_with(" + VNNI")) << with.simd_path();
-    for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0}) {
+    for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
       for (int64_t n : {1, 2, 3, 4, 5, 8, 9, 23}) {
-        const int64_t rows = 45, cols = 160;
+        const int64_t rows = 45, cols = traits(type).block_values == kSuperBlock ? 512 : 160;
         // Both layouts: interleaved (as converted at load) and row-major (a GGUF's own rows).
         for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
           const auto x = randn(static_cast<size_t>(n * cols), rng);
