@@ -228,7 +228,9 @@ TEST(CpuPath, AmxEmulatedRunsTheTileKernelsWithoutAmx) {
     EXPECT_EQ(disabled, 0);
     ThreadPool pool(2);
     CpuKernels k(pool, f);
-    EXPECT_NE(k.simd_path().find("AMX (emulated)"), std::string::npos) << k.simd_path();
+    if (std::string(CpuKernels::simd_target()).rfind("AVX3", 0) == 0) {  // (not in a GLASS_CPU=avx2 process)
+      EXPECT_NE(k.simd_path().find("AMX (emulated)"), std::string::npos) << k.simd_path();
+    }
     std::mt19937 rng(13);
     const Matrix tm = tiled(row_major(WeightType::BF16, 32, 64, rng).w);
     EXPECT_EQ(k.matmul_path(tm.w, 20), "AMX-BF16 (emulated)");
