@@ -752,10 +752,6 @@ struct alignas(64) KQuantGroupBlock {
   int32_t min_pairs[kKSumPairs][16];
 };
 
-template <WeightType Type>
-using KQuantBlock = std::conditional_t<Type == WeightType::Q4_K, BlockQ4_K,
-                                       std::conditional_t<Type == WeightType::Q5_K, BlockQ5_K, BlockQ6_K>>;
-constexpr bool KQuantHasMins(WeightType t) { return t != WeightType::Q6_K; }
 
 // The 16 x 16 dwords of v, transposed: out[c] lane r = v[r] lane c. (GCC 12 at -O2 with the
 // sanitizers reports the unpack intrinsics' own placeholder, _mm512_undefined_epi32, as
@@ -803,7 +799,7 @@ template <WeightType Type>
 inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16][64], KQuantGroupBlock& g) {
   const auto& b = *reinterpret_cast<const KQuantBlock<Type>*>(block);
   int16_t scale[16];  // of the sub-blocks (8 of 32 values, or q6_K's 16 of 16)
-  if constexpr (KQuantHasMins(Type)) {
+  if constexpr (kquant_has_mins(Type)) {
     for (int j = 0; j < 8; ++j) {
       const ScaleMin sm = unpack_scale_min(b.scales, j);
       scale[j] = sm.scale;
@@ -820,7 +816,7 @@ inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16]
     for (int u = 0; u < 2; ++u) {  // values 64 s + 32 u .. + 31
       __m256i codes;
       __m512i scales;
-      if constexpr (KQuantHasMins(Type)) {
+      if constexpr (kquant_has_mins(Type)) {
         // Values 64 s .. + 31 are the low nibbles of q[32 s ..], the next 32 their high nibbles;
         // q5_K's fifth bit of value v is bit v / 32 of high_bits[v % 32].
         codes = KByteBits(b.q + 32 * s, 4 * u, 4);
@@ -837,7 +833,7 @@ inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16]
         scales = _mm512_inserti64x4(_mm512_set1_epi16(scale[j]), _mm256_set1_epi16(scale[j + 1]), 1);
       }
       __m512i words = _mm512_cvtepu8_epi16(codes);
-      if constexpr (!KQuantHasMins(Type)) words = _mm512_sub_epi16(words, _mm512_set1_epi16(32));
+      if constexpr (!kquant_has_mins(Type)) words = _mm512_sub_epi16(words, _mm512_set1_epi16(32));
       const __m512i w = _mm512_mullo_epi16(words, scales);  // |w| <= 63 x 31 or 128 x 32
       StoreBytes(rows[s][0][i] + 32 * u, _mm512_srai_epi16(w, 6));
       StoreBytes(rows[s][1][i] + 32 * u, _mm512_and_si512(w, _mm512_set1_epi16(63)));
@@ -903,7 +899,7 @@ inline void KQuantBlock16(Tiles& unit, const KQuantGroupBlock* g, const KQuantAc
       const __m512i dot = _mm512_add_epi32(_mm512_add_epi32(high, middle), _mm512_load_si512(sums[2][j]));
       const __m512 dx = _mm512_set1_ps(x.dx(t0 + j, b));
       __m512 a = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(dot), _mm512_load_ps(acc[j]));
-      if constexpr (KQuantHasMins(Type)) {
+      if constexpr (kquant_has_mins(Type)) {
         __m512i mins = _mm512_setzero_si512();
         for (int k = 0; k < kKSumPairs; ++k)
           mins = _mm512_dpwssd_epi32(mins, _mm512_load_si512(blk.min_pairs[k]),

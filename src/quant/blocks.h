@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+
+#include "quant/weight_type.h"
 
 namespace glass {
 
@@ -100,6 +103,13 @@ struct BlockQ6_K {
 };
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
+
+// The block of q4_K, q5_K or q6_K, for the kernels that read those types' super-blocks.
+template <WeightType T>
+using KQuantBlock = std::conditional_t<T == WeightType::Q4_K, BlockQ4_K,
+                                       std::conditional_t<T == WeightType::Q5_K, BlockQ5_K, BlockQ6_K>>;
+// q4_K and q5_K: 8 sub-blocks of 32 with a scale and a min each; q6_K: 16 of 16, scales only.
+constexpr bool kquant_has_mins(WeightType t) { return t == WeightType::Q4_K || t == WeightType::Q5_K; }
 
 // Q4_K / Q5_K: sub-block j's 6-bit scale and min in the 12 scale bytes. Bytes 0-3 hold
 // scales 0-3 and bytes 4-7 mins 0-3 in their low 6 bits; bytes 8-11 hold the low 4 bits
