@@ -119,6 +119,7 @@ bool cpu_layout_tiles(const WeightMatrix& w, const CpuFeatures& features) { retu
 bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features) {
   if (tiles_for(w, features)) return !w.tiled;
   if (w.tiled) return true;
+  if (lane_blockable(w.type)) return !w.block_lanes;
   return interleavable(w.type) && !w.interleaved && w.rows >= kInterleaveRows;
 }
 
@@ -126,7 +127,10 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   if (!cpu_layout_differs(w, features)) return w;
   WeightMatrix out;
   std::unique_ptr<std::byte[]> bytes;
-  if (tiles_for(w, features)) {
+  if (lane_blockable(w.type)) {  // row-major (cpu_layout_differs said it is not laid out yet)
+    bytes = std::make_unique<std::byte[]>(w.bytes());
+    out = lane_block_rows(w, bytes.get());
+  } else if (tiles_for(w, features)) {
     out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
     // Groups are independent: a few threads make loading a large model that much faster.
     const int64_t groups = w.rows / kTileRows;
@@ -213,9 +217,12 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   if (rounds_activations(w.type)) s += " (activations rounded to bf16)";
   if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
   if (traits(w.type).activation == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
-  // VNNI: the int8 kernels on both x86 targets, the k-quant ones on AVX-512 (vpdpwssd).
+  if (traits(w.type).activation == ActivationFormat::Int12x32) s += " (integer dot products, a block a lane, 12-bit activations)";
+  // VNNI: the int8 and lane kernels on both x86 targets, the k-quant ones on AVX-512 (vpdpwssd).
   const bool avx3 = s.rfind("AVX3", 0) == 0;
-  if ((interleavable(w.type) || (traits(w.type).activation == ActivationFormat::Int12x256 && avx3)) && target_vnni())
+  const bool lanes = traits(w.type).activation == ActivationFormat::Int12x32;
+  if ((interleavable(w.type) || lanes || (traits(w.type).activation == ActivationFormat::Int12x256 && avx3)) &&
+      target_vnni())
     s += " + VNNI";
   return s;
 }
@@ -262,6 +269,14 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
                     : avx3                 ? ComputeInstruction::Int16Madd512
                                            : ComputeInstruction::Int16Madd256;
     p.how = str_cat(compute_instruction_name(p.instruction), " on rows unpacked to int16, 12-bit activations");
+  } else if (traits(type).activation == ActivationFormat::Int12x32) {  // two byte planes: 2 products a value
+    p.passes = 2;
+    if (target_vnni() && avx3) p.instruction = ComputeInstruction::Vnni512, p.valid = true;
+    else if (target_vnni() && avx2 && simd::cpu_has_avx_vnni()) p.instruction = ComputeInstruction::AvxVnni256, p.valid = true;
+    else if (target_vnni() && avx2) p.instruction = ComputeInstruction::Vnni256, p.valid = true;
+    else if (avx2) p.instruction = ComputeInstruction::Int8Avx2, p.valid = true;
+    p.how = p.valid ? str_cat(compute_instruction_name(p.instruction), ", a block a lane, on two planes of 12-bit activations")
+                    : "no peak loop for this path";
   } else if (interleavable(type)) {
     if (target_vnni() && avx2 && simd::cpu_has_avx_vnni())
       p.instruction = ComputeInstruction::AvxVnni256, p.valid = true, p.how = "vpdpbusd ymm (AVX-VNNI)";

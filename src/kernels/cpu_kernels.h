@@ -67,7 +67,9 @@ struct CpuFeatures {
 
 // The layout CpuKernels with `features` reads a matrix of this type fastest in: q8_0 / q4_0
 // interleaved in groups of 8 rows (weight_matrix.h), or with AMX bf16, q8_0 and q4_0 tiled
-// in groups of 16 (matrices of whole tiles: rows a multiple of 16, columns of 32). cpu_layout_differs says whether `w` is not in it yet; cpu_layout returns
+// in groups of 16 (matrices of whole tiles: rows a multiple of 16, columns of 32); q4_1, q5_0
+// and q5_1 in lanes (weight_matrix.h). cpu_layout_differs says whether `w` is not in it yet;
+// cpu_layout returns
 // `w` in it, in a new buffer that replaces `storage` when it had to move (storage holds w's
 // bytes or is null when they belong to someone else, e.g. a memory map).
 bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features = CpuFeatures::detect());

@@ -78,6 +78,8 @@ size_t PreparedRowBytes(WeightType type, int64_t cols) {
     return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
   if (traits(type).activation == ActivationFormat::Int12x256)
     return static_cast<size_t>(cols / kSuperBlock) * sizeof(KActBlock);
+  if (traits(type).activation == ActivationFormat::Int12x32)
+    return static_cast<size_t>((cols / kQuantBlock + kLaneBlocks - 1) / kLaneBlocks) * sizeof(LaneActGroup);
   return static_cast<size_t>(cols) * sizeof(float);
 }
 
@@ -138,6 +140,42 @@ void QuantizeKBlock(WeightType type, const float* v, KActBlock& out) {
   std::memset(out.padding, 0, sizeof(out.padding));
 }
 
+// One token's row of cols values as LaneActGroups (LaneActGroup says how): the rounding to
+// nearest even, vectorized, as QuantizeKBlock's.
+void QuantizeLaneGroups(const float* v, int64_t cols, LaneActGroup* out) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<int8_t, decltype(di)> d8;
+  const auto L = static_cast<int64_t>(hn::Lanes(df));
+  static_assert(32 % (HWY_MAX_BYTES / sizeof(float)) == 0);
+  const int64_t nb = cols / kQuantBlock;
+  std::memset(out, 0, static_cast<size_t>((nb + kLaneBlocks - 1) / kLaneBlocks) * sizeof(LaneActGroup));
+  const auto lim = hn::Set(di, 2047), low_bits = hn::Set(di, 15);
+  for (int64_t b = 0; b < nb; ++b) {
+    LaneActGroup& g = out[b / kLaneBlocks];
+    const int64_t i = b % kLaneBlocks;
+    const float* x = v + b * kQuantBlock;
+    VF amax = hn::Zero(df);
+    for (int64_t j = 0; j < kQuantBlock; j += L) amax = hn::Max(amax, hn::Abs(hn::LoadU(df, x + j)));
+    const float m = hn::GetLane(hn::MaxOfLanes(df, amax));
+    const VF vid = hn::Set(df, m != 0 ? 2047.0f / m : 0.0f);
+    g.d[i] = m / 2047.0f;
+    HWY_ALIGN int8_t hi[kQuantBlock], lo[kQuantBlock];
+    auto sum = hn::Zero(di);
+    for (int64_t j = 0; j < kQuantBlock; j += L) {
+      const auto q = hn::Min(hn::Max(hn::NearestInt(hn::Mul(hn::LoadU(df, x + j), vid)), hn::Neg(lim)), lim);
+      hn::Store(hn::DemoteTo(d8, hn::ShiftRight<4>(q)), d8, hi + j);
+      hn::Store(hn::DemoteTo(d8, hn::And(q, low_bits)), d8, lo + j);
+      sum = hn::Add(sum, q);
+    }
+    g.sums[i] = hn::GetLane(hn::SumOfLanes(di, sum));
+    for (int k = 0; k < 8; ++k) {
+      std::memcpy(&g.hi[k][4 * i], hi + 4 * k, 4);
+      std::memcpy(&g.lo[k][4 * i], lo + 4 * k, 4);
+    }
+  }
+}
+
 // BF16 kernels read 2L weights as L u32 lanes and split them into even and odd
 // elements; the activations are stored in that order: per chunk of 2L values, the L
 // even ones, then the L odd ones. Values past the last whole chunk stay in order.
@@ -168,6 +206,8 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
         if (traits(type).activation == ActivationFormat::Int8x32) {
           auto* blocks = reinterpret_cast<ActBlock*>(row);
           for (int64_t b = 0; b < cols / kQuantBlock; ++b) QuantizeBlock32(src + b * kQuantBlock, blocks[b]);
+        } else if (traits(type).activation == ActivationFormat::Int12x32) {
+          QuantizeLaneGroups(src, cols, reinterpret_cast<LaneActGroup*>(row));
         } else if (traits(type).activation == ActivationFormat::Int12x256) {
           auto* blocks = reinterpret_cast<KActBlock*>(row);
           for (int64_t b = 0; b < cols / kSuperBlock; ++b) QuantizeKBlock(type, src + b * kSuperBlock, blocks[b]);
@@ -349,10 +389,8 @@ HWY_INLINE __m256i Nibbles(const uint8_t* q) {
   const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);  // high nibbles -> upper lane
   return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
 }
-// Bit j of the 32-bit little-endian word at p, as 16 in byte j (the fifth bit of Q5 codes).
-HWY_INLINE __m256i FifthBits(const uint8_t* p) {
-  uint32_t bits;
-  std::memcpy(&bits, p, 4);
+// 16 in byte j where bit j of `bits` is set (the fifth bits of 5-bit codes).
+HWY_INLINE __m256i SixteenWhereSet(uint32_t bits) {
 #if HWY_TARGET <= HWY_AVX3
   return _mm256_maskz_mov_epi8(bits, _mm256_set1_epi8(16));  // the word as a byte mask
 #endif
@@ -866,6 +904,8 @@ HWY_INLINE void InterleavedRows(const WeightMatrix& w, const ActBlock* x, int64_
   }
 }
 
+#include "kernels/simd_lane_dot.inc"
+
 // ---------------------------------------------------------------- matmul driver
 
 template <class Block, int R, int T>
@@ -890,9 +930,6 @@ template <class F>
 HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
   using W = WeightType;
   switch (t) {
-    case W::Q4_1: f(std::integral_constant<W, W::Q4_1>{}); return true;
-    case W::Q5_0: f(std::integral_constant<W, W::Q5_0>{}); return true;
-    case W::Q5_1: f(std::integral_constant<W, W::Q5_1>{}); return true;
     case W::Q2_K: f(std::integral_constant<W, W::Q2_K>{}); return true;
     case W::Q3_K: f(std::integral_constant<W, W::Q3_K>{}); return true;
     default: return false;
@@ -1117,6 +1154,10 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
   }
   if (traits(w.type).activation == ActivationFormat::Int12x256) {
     KQuantMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
+    return;
+  }
+  if (traits(w.type).activation == ActivationFormat::Int12x32) {
+    LaneMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
     return;
   }
   if (n == 1) {  // decode: memory-bound. On AVX-512 the float types read one row at a time, so

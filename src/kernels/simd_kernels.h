@@ -53,6 +53,20 @@ struct KActBlock {
 };
 static_assert(sizeof(KActBlock) == 1088);
 
+// Activations for the q4_1 / q5_0 / q5_1 kernels (simd_lane_dot.inc): per 32-value block
+// X = round(x / d), d = amax / 2047, |X| <= 2047, as two byte planes X = 16 hi + lo; the
+// blocks in groups of kLaneBlocks across lanes as the lane layout has them
+// (weight_matrix.h), a group padded with zero blocks to 16. Plane k's bytes 4i .. 4i + 3
+// are block i's values 4k .. 4k + 3. A block's dot is at most 32 * 31 * 2047 < 2^21, exact
+// in float32.
+struct LaneActGroup {
+  float d[16];
+  int32_t sums[16];  // of X per block
+  int8_t hi[8][64];  // X >> 4, in [-128, 127]
+  int8_t lo[8][64];  // X & 15
+};
+static_assert(sizeof(LaneActGroup) == 1152);
+
 // Activations are prepared once per matmul in the layout the weight type's kernel
 // reads (its ActivationFormat): f32 (F32, F16 and the block types decoded to float),
 // f32 reordered within each vector-pair of values (BF16), blocks of 32 int8 values with a

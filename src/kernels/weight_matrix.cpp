@@ -214,6 +214,98 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
   return iw;
 }
 
+namespace {
+// Where the fields of a q4_1 / q5_0 / q5_1 block sit (quant/blocks.h): the fp16 scale first,
+// then the fp16 min (q4_1, q5_1), then the 4 bytes of fifth bits (q5_0, q5_1), then the 16
+// bytes of nibbles.
+struct LaneFields {
+  bool min, fifth;
+  size_t block;
+};
+LaneFields lane_fields(WeightType t) {
+  return {t != WeightType::Q5_0, t != WeightType::Q4_1, traits(t).block_bytes};
+}
+}  // namespace
+
+void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byte* out) {
+  if (n <= 0 || n > kLaneBlocks) fail("lane_block_group: a group holds 1 to ", kLaneBlocks, " blocks, not ", n);
+  const LaneFields f = lane_fields(t);
+  const size_t nibbles_at = f.block - 16;
+  std::byte* p = out;
+  for (int64_t i = 0; i < n; ++i) std::memcpy(p + 2 * i, blocks + i * f.block, 2);
+  p += 2 * n;
+  if (f.min) {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(p + 2 * i, blocks + i * f.block + 2, 2);
+    p += 2 * n;
+  }
+  if (f.fifth) {
+    std::memset(p, 0, static_cast<size_t>(4 * n));  // n <= 16
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t high;
+      std::memcpy(&high, blocks + i * f.block + (f.min ? 4 : 2), 4);
+      for (int64_t v = 0; v < 32; ++v) {
+        if ((high >> v & 1) == 0) continue;
+        const int64_t bit = (v / 4) * 4 * n + 4 * i + v % 4;
+        p[bit / 8] |= std::byte{static_cast<uint8_t>(1u << (bit % 8))};
+      }
+    }
+    p += 4 * n;
+  }
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < n; ++i) std::memcpy(p + 4 * n * j + 4 * i, blocks + i * f.block + nibbles_at + 4 * j, 4);
+}
+
+void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std::byte* out) {
+  const int64_t nb = cols / kQuantBlock;
+  const size_t block = traits(t).block_bytes;
+  for (int64_t b = 0; b < nb; b += kLaneBlocks)
+    lane_block_group(t, row_major + b * block, std::min(kLaneBlocks, nb - b), out + b * block);
+}
+
+void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::byte* row_major) {
+  const LaneFields f = lane_fields(t);
+  const int64_t nb = cols / kQuantBlock;
+  for (int64_t g = 0; g < nb; g += kLaneBlocks) {
+    const int64_t n = std::min(kLaneBlocks, nb - g);
+    const std::byte* p = lanes + g * f.block;
+    std::byte* blocks = row_major + g * f.block;
+    const std::byte* mins = p + 2 * n;
+    const std::byte* masks = mins + (f.min ? 2 * n : 0);
+    const std::byte* nibbles = masks + (f.fifth ? 4 * n : 0);
+    for (int64_t i = 0; i < n; ++i) {
+      std::byte* b = blocks + i * f.block;
+      std::memcpy(b, p + 2 * i, 2);
+      if (f.min) std::memcpy(b + 2, mins + 2 * i, 2);
+      if (f.fifth) {
+        uint32_t high = 0;
+        for (int64_t v = 0; v < 32; ++v) {
+          const int64_t bit = (v / 4) * 4 * n + 4 * i + v % 4;
+          if ((static_cast<uint8_t>(masks[bit / 8]) >> (bit % 8) & 1) != 0) high |= 1u << v;
+        }
+        std::memcpy(b + (f.min ? 4 : 2), &high, 4);
+      }
+      for (int64_t j = 0; j < 4; ++j) std::memcpy(b + f.block - 16 + 4 * j, nibbles + 4 * n * j + 4 * i, 4);
+    }
+  }
+}
+
+WeightMatrix lane_block_rows(const WeightMatrix& w, std::byte* out) {
+  if (!lane_blockable(w.type) || w.block_lanes) fail("lane_block_rows needs a row-major q4_1, q5_0 or q5_1 matrix");
+  WeightMatrix lw = w;
+  lw.data = out;
+  lw.block_lanes = true;
+  const int64_t workers = conversion_threads(w.rows / 256);
+  auto rows = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) lane_block_row(w.type, w.cols, w.row(r), out + static_cast<size_t>(r) * w.row_bytes);
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (int64_t i = 1; i < workers; ++i) threads.emplace_back(rows, w.rows * i / workers, w.rows * (i + 1) / workers);
+    rows(0, w.rows / workers);
+  }
+  return lw;
+}
+
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {
   if (w.tiled) {
     dequantize_tiled_row(w, r, out);
@@ -221,6 +313,12 @@ void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {
   }
   if (r < w.interleaved_rows()) {
     dequantize_interleaved_row(w, r, out);
+    return;
+  }
+  if (w.block_lanes) {
+    std::vector<std::byte> row(w.row_bytes);
+    unlane_block_row(w.type, w.cols, w.row(r), row.data());
+    decode_values(w.type, row.data(), out, w.cols);
     return;
   }
   decode_values(w.type, w.row(r), out, w.cols);

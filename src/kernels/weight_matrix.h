@@ -51,6 +51,27 @@ size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols);
 // `bytes` bytes starting on a 64-byte boundary inside `storage` (allocated 64 bytes larger).
 std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes);
 
+// Lane layout of q4_1, q5_0 and q5_1 (`block_lanes`): each row's 32-value blocks in groups
+// of kLaneBlocks, a group's blocks across the 32-bit lanes of one vector, so that a vpdpbusd
+// multiplies 4 values of each of 16 blocks and each lane sums one block (simd_lane_dot.inc).
+// A row takes the space of its row-major form, and its group k the space of blocks
+// 16k .. 16k + n - 1 (n = 16, or fewer for the row's last group), holding:
+//   the n fp16 scales (2n bytes); q4_1, q5_1: the n fp16 mins (2n bytes);
+//   q5_0, q5_1: the fifth bits (4n bytes) as 8 masks of 4n bits one after another, bits
+//     k 4n + 4i + j being block i's value 4k + j;
+//   the packed nibbles (16n bytes) as 4 vectors of 4n bytes: bytes 4i .. 4i + 3 of vector j
+//     are block i's bytes 4j .. 4j + 3 (low nibbles values 4j .., high nibbles 16 + 4j ..).
+// The values, scales and mins are exactly those of the row-major blocks.
+inline constexpr int64_t kLaneBlocks = 16;
+inline bool lane_blockable(WeightType t) {
+  return t == WeightType::Q4_1 || t == WeightType::Q5_0 || t == WeightType::Q5_1;
+}
+// One row (cols values) of a lane-blockable type from row-major into the lane layout, and back.
+void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std::byte* out);
+void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::byte* row_major);
+// Group `group` (n blocks) of one row, from the row-major blocks at `blocks` to `out`.
+void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byte* out);
+
 struct WeightMatrix {
   WeightType type = WeightType::F32;
   const std::byte* data = nullptr;
@@ -59,6 +80,7 @@ struct WeightMatrix {
   size_t row_bytes = 0;  // of the row-major form
   bool interleaved = false;
   bool tiled = false;
+  bool block_lanes = false;  // rows in the lane layout (above)
 
   // Row r's bytes; for an interleaved matrix only rows >= interleaved_rows(), never for a tiled one.
   const std::byte* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
@@ -129,6 +151,10 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
 // the group's kInterleaveRows rows, row-major at `rows`: for converting straight into the
 // layout, a group at a time.
 void interleave_group(const WeightMatrix& iw, int64_t g, const std::byte* rows);
+
+// Writes the lane layout of a row-major q4_1 / q5_0 / q5_1 matrix into `out` (w.bytes()
+// bytes) and returns the matrix that views it.
+WeightMatrix lane_block_rows(const WeightMatrix& w, std::byte* out);
 
 // Writes the tiled form of a row-major or interleaved bf16 / q8_0 / q4_0 matrix into `out`
 // (tiled_bytes bytes) and returns the matrix that views it.

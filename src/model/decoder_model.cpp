@@ -103,11 +103,11 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
     fail(t.file, ": tensor \"", name, "\" has rows of ", cols, " values, not a whole number of ", t.dtype, " blocks");
   const bool aligned = reinterpret_cast<uintptr_t>(w.data) % data_alignment(w.type) == 0;
   const WeightType target = target_type.value_or(w.type);
-  // Used in place from the map, as stored, unless the CPU's tiles want their own layout (bf16
-  // with AMX). A file's own q8_0 / q4_0 rows always run row-major, in llama.cpp's order of
-  // block sums (CpuFeatures::amx_int8).
-  const bool tiles = cpu_layout_tiles(w) && !interleavable(w.type);
-  if (target == w.type && aligned && !tiles) {
+  // Used in place from the map, as stored, unless the CPU kernels want their own layout: bf16
+  // with AMX in tiles, q4_1 / q5_0 / q5_1 in lanes (weight_matrix.h). A file's own q8_0 / q4_0
+  // rows always run row-major, in llama.cpp's order of block sums (CpuFeatures::amx_int8).
+  const bool relay = (cpu_layout_tiles(w) && !interleavable(w.type)) || (lane_blockable(w.type) && cpu_layout_differs(w));
+  if (target == w.type && aligned && !relay) {
     in_place_.emplace_back(w.data, w.bytes());
     return w;
   }
@@ -125,11 +125,11 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
       if (!checkpoint_->read(w.data, w.bytes(), at)) std::memcpy(at, w.data, w.bytes());
       WeightMatrix realigned = w;
       realigned.data = at;
-      if (tiles) realigned = cpu_layout(realigned, copy);
+      if (relay) realigned = cpu_layout(realigned, copy);
       owned_.push_back(std::move(copy));
       return realigned;
     }
-    // In place but for the tiles.
+    // In place but for the CPU layout.
     std::unique_ptr<std::byte[]> tiles;
     const WeightMatrix tiled = cpu_layout(w, tiles);
     owned_.push_back(std::move(tiles));
@@ -201,7 +201,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   if (mapped_reads) checkpoint_->release_pages(w.data, w.bytes());
   if (interleave) dst = laid;
   else dst.data = converted;
-  if (relaid && !interleave) dst = cpu_layout(dst, buffer);  // AMX tiles
+  if (relaid && !interleave) dst = cpu_layout(dst, buffer);  // AMX tiles, or lanes
   owned_.push_back(std::move(buffer));
   return dst;
 }

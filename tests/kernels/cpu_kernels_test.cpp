@@ -55,16 +55,25 @@ Matrix interleaved(const Matrix& m) {
   return out;
 }
 
+// The same values in the lane layout the model loads q4_1, q5_0 and q5_1 into.
+Matrix lane_blocked(const Matrix& m) {
+  Matrix out;
+  out.bytes.resize(m.bytes.size());
+  out.w = lane_block_rows(m.w, out.bytes.data());
+  return out;
+}
+
 // Block types in both layouts; the others as they are.
 std::vector<Matrix> layouts(Matrix m) {
   std::vector<Matrix> all;
   if (interleavable(m.w.type)) all.push_back(interleaved(m));
+  if (lane_blockable(m.w.type)) all.push_back(lane_blocked(m));
   all.push_back(std::move(m));
   return all;
 }
 
 std::string layout_name(const WeightMatrix& w) {
-  return std::string(weight_type_name(w.type)) + (w.interleaved ? " interleaved" : "");
+  return std::string(weight_type_name(w.type)) + (w.interleaved ? " interleaved" : "") + (w.block_lanes ? " in lanes" : "");
 }
 
 // The activations a type's kernel actually multiplies: as they are for the float kernels,
@@ -78,6 +87,14 @@ std::vector<float> kernel_activations(const WeightMatrix& w, const std::vector<f
       float amax = 0;
       for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
       const float id = amax != 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
+      for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
+    }
+  } else if (format == ActivationFormat::Int12x32) {
+    // 12 bits per 32 values: values times 2047 / amax, rounded to even; the scale amax / 2047.
+    for (size_t b = 0; b < x.size() / 32; ++b) {
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      const float id = amax != 0 ? 2047.0f / amax : 0.0f, d = amax / 2047.0f;
       for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
     }
   } else if (format == ActivationFormat::Int12x256) {
@@ -102,7 +119,7 @@ std::vector<WeightType> all_types() {
 std::vector<int64_t> column_sizes(WeightType type) {
   switch (traits(type).block_values) {
     case 1: return {1, 7, 16, 37, 64, 100, 896};
-    case 32: return {32, 64, 96, 160, 896};
+    case 32: return {32, 64, 96, 160, 544, 896};
     default: return {256, 768};
   }
 }
@@ -464,10 +481,12 @@ TEST_F(SimdTargets, VnniKernelsAreBitIdenticalToTheOthers) {
     ++targets;
     CpuKernels with(pool, all), without(pool, CpuFeatures{});
     ASSERT_TRUE(with.simd_path().ends_with(" + VNNI")) << with.simd_path();
-    for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    for (WeightType type : {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1,
+                            WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
       for (int64_t n : {1, 2, 3, 4, 5, 8, 9, 23}) {
         const int64_t rows = 45, cols = traits(type).block_values == kSuperBlock ? 512 : 160;
-        // Both layouts: interleaved (as converted at load) and row-major (a GGUF's own rows).
+        // Both layouts: interleaved or in lanes (as laid out at load) and row-major (a GGUF's own
+        // q8_0 / q4_0 rows).
         for (const Matrix& m : layouts(make_matrix(type, rows, cols, rng))) {
           const auto x = randn(static_cast<size_t>(n * cols), rng);
           const auto bias = randn(static_cast<size_t>(rows), rng);

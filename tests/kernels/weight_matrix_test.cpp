@@ -264,6 +264,72 @@ TEST(WeightMatrix, InterleavingNeedsARowMajorBlockMatrix) {
   EXPECT_NE(test::thrown_error([&] { interleave_rows(w, out.data()); }).find("q8_0 or q4_0"), std::string::npos);
 }
 
+// The lane layout (q4_1, q5_0, q5_1) holds the row-major bytes rearranged: laid out and back
+// gives them again, and dequantize_row reads the same values from either, for whole groups
+// of 16 blocks, a row's last group of 1 to 15, and rows of fewer than 16 blocks.
+TEST(WeightMatrix, LaneLayoutHoldsTheSameBytes) {
+  for (WeightType t : {WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1}) {
+    for (int64_t cols : {32, 96, 480, 512, 544, 896, 1056}) {
+      SCOPED_TRACE(std::string(weight_type_name(t)) + " cols " + std::to_string(cols));
+      const QuantizedMatrix m = quantized(t, 3, cols, static_cast<uint32_t>(cols));
+      std::vector<std::byte> out(m.bytes.size()), back(m.bytes.size());
+      const WeightMatrix lw = lane_block_rows(m.w, out.data());
+      EXPECT_TRUE(lw.block_lanes);
+      EXPECT_EQ(lw.bytes(), m.w.bytes());
+      std::vector<float> a(static_cast<size_t>(cols)), b(a.size());
+      for (int64_t r = 0; r < 3; ++r) {
+        unlane_block_row(t, cols, lw.row(r), back.data() + r * m.w.row_bytes);
+        dequantize_row(m.w, r, a.data());
+        dequantize_row(lw, r, b.data());
+        ASSERT_EQ(a, b) << "row " << r;
+      }
+      EXPECT_EQ(back, m.bytes);
+      if (cols >= 512) {
+        EXPECT_NE(out, m.bytes);
+      }
+    }
+  }
+}
+
+TEST(WeightMatrix, LaneBytesAreWhereTheHeaderSays) {
+  // A row of 17 blocks: group 0 of 16, group 1 of 1. In group 0, block 3's value 21 (the high
+  // nibble of its byte 5) is in nibble vector 1 (bytes 4..7 of each block) at byte 4 * 3 + 1,
+  // and its fifth bit is bit 4 * 3 + 1 of mask 5 (values 20..23).
+  const QuantizedMatrix q = quantized(WeightType::Q5_1, 1, 17 * 32, 3);
+  std::vector<std::byte> out(q.bytes.size());
+  const WeightMatrix lw = lane_block_rows(q.w, out.data());
+  const auto& src = reinterpret_cast<const BlockQ5_1*>(q.w.row(0))[3];
+  const auto* g = reinterpret_cast<const uint8_t*>(lw.row(0));
+  uint16_t h;
+  std::memcpy(&h, g + 2 * 3, 2);
+  EXPECT_EQ(h, src.scale);
+  std::memcpy(&h, g + 32 + 2 * 3, 2);
+  EXPECT_EQ(h, src.min);
+  const uint8_t* masks = g + 64;
+  const uint8_t* nibbles = masks + 64;
+  EXPECT_EQ(nibbles[64 * 1 + 4 * 3 + 1], src.q[5]);
+  uint32_t high;
+  std::memcpy(&high, src.high_bits, 4);
+  const int bit = 5 * 64 + 4 * 3 + 1;
+  EXPECT_EQ((masks[bit / 8] >> (bit % 8)) & 1, (high >> 21) & 1);
+  // Group 1 (block 16 alone) sits where block 16 did: scale, min, 4 bytes of masks, nibbles.
+  const auto& last = reinterpret_cast<const BlockQ5_1*>(q.w.row(0))[16];
+  const uint8_t* g1 = g + 16 * sizeof(BlockQ5_1);
+  std::memcpy(&h, g1, 2);
+  EXPECT_EQ(h, last.scale);
+  EXPECT_EQ(std::memcmp(g1 + 8, last.q, 16), 0);
+}
+
+TEST(WeightMatrix, LaneLayoutNeedsARowMajorQ4_1OrQ5Matrix) {
+  const QuantizedMatrix q = quantized(WeightType::Q4_0, 2, 64, 1);
+  std::vector<std::byte> out(q.bytes.size());
+  EXPECT_NE(test::thrown_error([&] { lane_block_rows(q.w, out.data()); }).find("q4_1, q5_0 or q5_1"), std::string::npos);
+  const QuantizedMatrix q5 = quantized(WeightType::Q5_0, 2, 64, 1);
+  const WeightMatrix lw = lane_block_rows(q5.w, out.data());
+  std::vector<std::byte> again(out.size());
+  EXPECT_NE(test::thrown_error([&] { lane_block_rows(lw, again.data()); }).find("row-major"), std::string::npos);
+}
+
 TEST(WeightMatrix, FloatFormatsRoundTrip) {
   const auto in = random_values(96, 1);
   EXPECT_EQ(round_trip(WeightType::F32, in), in);
