@@ -325,8 +325,8 @@ TEST(WeightMatrix, LaneLayoutNeedsARowMajorQ4_1OrQ5Matrix) {
   std::vector<std::byte> out(q.bytes.size());
   EXPECT_NE(test::thrown_error([&] { lane_block_rows(q.w, out.data()); }).find("q4_1, q5_0 or q5_1"), std::string::npos);
   const QuantizedMatrix q5 = quantized(WeightType::Q5_0, 2, 64, 1);
-  const WeightMatrix lw = lane_block_rows(q5.w, out.data());
-  std::vector<std::byte> again(out.size());
+  std::vector<std::byte> laid(q5.bytes.size()), again(q5.bytes.size());
+  const WeightMatrix lw = lane_block_rows(q5.w, laid.data());
   EXPECT_NE(test::thrown_error([&] { lane_block_rows(lw, again.data()); }).find("row-major"), std::string::npos);
 }
 
