@@ -238,15 +238,14 @@ void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byt
     for (int64_t i = 0; i < n; ++i) std::memcpy(p + 2 * i, blocks + i * f.block + 2, 2);
     p += 2 * n;
   }
-  if (f.fifth) {
+  if (f.fifth) {  // the 4 bits of values 4k .. 4k + 3 of block i go to bits k 4n + 4i .. + 3
     std::memset(p, 0, static_cast<size_t>(4 * n));  // n <= 16
     for (int64_t i = 0; i < n; ++i) {
       uint32_t high;
       std::memcpy(&high, blocks + i * f.block + (f.min ? 4 : 2), 4);
-      for (int64_t v = 0; v < 32; ++v) {
-        if ((high >> v & 1) == 0) continue;
-        const int64_t bit = (v / 4) * 4 * n + 4 * i + v % 4;
-        p[bit / 8] |= std::byte{static_cast<uint8_t>(1u << (bit % 8))};
+      for (int64_t k = 0; k < 8; ++k) {
+        const int64_t bit = k * 4 * n + 4 * i;
+        p[bit / 8] |= std::byte{static_cast<uint8_t>(((high >> (4 * k)) & 0x0f) << (bit % 8))};
       }
     }
     p += 4 * n;
@@ -278,9 +277,9 @@ void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::b
       if (f.min) std::memcpy(b + 2, mins + 2 * i, 2);
       if (f.fifth) {
         uint32_t high = 0;
-        for (int64_t v = 0; v < 32; ++v) {
-          const int64_t bit = (v / 4) * 4 * n + 4 * i + v % 4;
-          if ((static_cast<uint8_t>(masks[bit / 8]) >> (bit % 8) & 1) != 0) high |= 1u << v;
+        for (int64_t k = 0; k < 8; ++k) {
+          const int64_t bit = k * 4 * n + 4 * i;
+          high |= ((static_cast<uint32_t>(masks[bit / 8]) >> (bit % 8)) & 0x0f) << (4 * k);
         }
         std::memcpy(b + (f.min ? 4 : 2), &high, 4);
       }
