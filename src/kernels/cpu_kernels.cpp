@@ -88,6 +88,7 @@ CpuFeatures CpuFeatures::decide(const char* glass_cpu, PermissionRequest request
   f.avx512_vnni = path >= Path::Avx512 && simd::cpu_has_avx512_vnni() && amx::cpu_has_vnni512();
   f.avx2_vnni = path >= Path::Avx2 && (simd::cpu_has_avx_vnni() || simd::cpu_has_avx512_vnni());
   f.avx512_bf16 = path >= Path::Avx512 && bf16dot::cpu_has_avx512_bf16();
+  f.lanes = path >= Path::Avx512;
   if (path == Path::AmxEmulated) f.amx = f.amx_emulated = true;  // no tile instruction runs: nothing to ask
   if (path == Path::Amx) {
     std::string reason;
@@ -119,7 +120,7 @@ bool cpu_layout_tiles(const WeightMatrix& w, const CpuFeatures& features) { retu
 bool cpu_layout_differs(const WeightMatrix& w, const CpuFeatures& features) {
   if (tiles_for(w, features)) return !w.tiled;
   if (w.tiled) return true;
-  if (lane_blockable(w.type)) return !w.block_lanes;
+  if (lane_blockable(w.type)) return w.block_lanes != features.lanes;
   return interleavable(w.type) && !w.interleaved && w.rows >= kInterleaveRows;
 }
 
@@ -127,9 +128,17 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   if (!cpu_layout_differs(w, features)) return w;
   WeightMatrix out;
   std::unique_ptr<std::byte[]> bytes;
-  if (lane_blockable(w.type)) {  // row-major (cpu_layout_differs said it is not laid out yet)
+  if (lane_blockable(w.type)) {  // into lanes, or back to row-major
     bytes = std::make_unique<std::byte[]>(w.bytes());
-    out = lane_block_rows(w, bytes.get());
+    if (!w.block_lanes) {
+      out = lane_block_rows(w, bytes.get());
+    } else {
+      out = w;
+      out.block_lanes = false;
+      out.data = bytes.get();
+      for (int64_t r = 0; r < w.rows; ++r)
+        unlane_block_row(w.type, w.cols, w.row(r), bytes.get() + static_cast<size_t>(r) * w.row_bytes);
+    }
   } else if (tiles_for(w, features)) {
     out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
     // Groups are independent: a few threads make loading a large model that much faster.
@@ -215,12 +224,13 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   }
   std::string s = simd_target();
   if (rounds_activations(w.type)) s += " (activations rounded to bf16)";
-  if (is_block_quantized(w.type) && traits(w.type).activation == ActivationFormat::Float) s += " (blocks decoded to f32)";
-  if (traits(w.type).activation == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
-  if (traits(w.type).activation == ActivationFormat::Int12x32) s += " (integer dot products, a block a lane, 12-bit activations)";
+  const ActivationFormat format = activation_format(w);
+  if (is_block_quantized(w.type) && format == ActivationFormat::Float) s += " (blocks decoded to f32)";
+  if (format == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
+  if (format == ActivationFormat::Int12x32) s += " (integer dot products, a block a lane, 12-bit activations)";
   // VNNI: the int8 and lane kernels on both x86 targets, the k-quant ones on AVX-512 (vpdpwssd).
   const bool avx3 = s.rfind("AVX3", 0) == 0;
-  const bool lanes = traits(w.type).activation == ActivationFormat::Int12x32;
+  const bool lanes = format == ActivationFormat::Int12x32;
   if ((interleavable(w.type) || lanes || (traits(w.type).activation == ActivationFormat::Int12x256 && avx3)) &&
       target_vnni())
     s += " + VNNI";
@@ -269,7 +279,7 @@ CpuKernels::ComputePath CpuKernels::compute_path(const WeightMatrix& w, int64_t 
                     : avx3                 ? ComputeInstruction::Int16Madd512
                                            : ComputeInstruction::Int16Madd256;
     p.how = str_cat(compute_instruction_name(p.instruction), " on rows unpacked to int16, 12-bit activations");
-  } else if (traits(type).activation == ActivationFormat::Int12x32) {  // two byte planes: 2 products a value
+  } else if (activation_format(w) == ActivationFormat::Int12x32) {  // two byte planes: 2 products a value
     p.passes = 2;
     if (target_vnni() && avx3) p.instruction = ComputeInstruction::Vnni512, p.valid = true;
     else if (target_vnni() && avx2 && simd::cpu_has_avx_vnni()) p.instruction = ComputeInstruction::AvxVnni256, p.valid = true;
@@ -302,8 +312,11 @@ CpuKernels::Route CpuKernels::route(const WeightMatrix& w, int64_t n) const {
   return features_.avx512_vnni ? Route::Vnni : Route::Decoded;
 }
 
-const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
+const std::byte* CpuKernels::prepare(Route route, const WeightMatrix& w, const float* x, int64_t n,
                                      std::vector<std::byte>& buffer) {
+  const WeightType type = w.type;
+  const int64_t cols = w.cols;
+  const ActivationFormat format = activation_format(w);
   // Token ranges across the threads (one token: this thread alone).
   auto by_tokens = [&](auto&& f) {
     if (n == 1) f(0, 1);
@@ -328,7 +341,7 @@ const std::byte* CpuKernels::prepare(Route route, WeightType type, const float* 
   }
   // Rows decoded to f32 and the float kernels read x as it is, but for bf16's reordering
   // (simd::prepare_rows).
-  if (route == Route::Decoded || (type != WeightType::BF16 && traits(type).activation == ActivationFormat::Float))
+  if (route == Route::Decoded || (type != WeightType::BF16 && format == ActivationFormat::Float))
     return reinterpret_cast<const std::byte*>(x);
   const bool amx = route == Route::Tiles || route == Route::Vnni;
   const int parts = amx::bf16_parts(matmul_precision());
@@ -383,7 +396,7 @@ void CpuKernels::matmul_rows(Route route, const WeightMatrix& w, const std::byte
 
 void CpuKernels::matmul(const WeightMatrix& w, const float* x, int64_t n, const float* bias, float* y) {
   const Route r = route(w, n);
-  const std::byte* xp = prepare(r, w.type, x, n, w.cols, prepared_);
+  const std::byte* xp = prepare(r, w, x, n, prepared_);
   pool_.parallel_for(w.rows, row_grain(w, r == Route::Tiles),
                      [&](int64_t b, int64_t e) { matmul_rows(r, w, xp, n, b, e, bias, y); });
 }
@@ -394,7 +407,7 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
   for (size_t i = 0; i < count; ++i) {
     const WeightMatrix& w = *outputs[i].w;
     same_kind = same_kind && w.type == outputs[0].w->type && w.cols == outputs[0].w->cols &&
-                w.tiled == outputs[0].w->tiled;
+                w.tiled == outputs[0].w->tiled && activation_format(w) == activation_format(*outputs[0].w);
     total_rows += w.rows;
   }
   if (!same_kind || count == 0) {
@@ -402,7 +415,7 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
     return;
   }
   const Route r = route(*outputs[0].w, n);
-  const std::byte* xp = prepare(r, outputs[0].w->type, x, n, outputs[0].w->cols, prepared_);
+  const std::byte* xp = prepare(r, *outputs[0].w, x, n, prepared_);
   // One range over the concatenated rows of all outputs.
   pool_.parallel_for(total_rows, row_grain(*outputs[0].w, r == Route::Tiles), [&](int64_t b, int64_t e) {
     int64_t offset = 0;
@@ -417,8 +430,10 @@ void CpuKernels::matmul_multi(const MatmulOutput* outputs, size_t count, const f
 
 void CpuKernels::mlp_gate_up(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n, float* out) {
   const Route gr = route(gate, n), ur = route(up, n);
-  const std::byte* gp = prepare(gr, gate.type, x, n, gate.cols, prepared_);
-  const std::byte* upp = up.type == gate.type && ur == gr ? gp : prepare(ur, up.type, x, n, up.cols, prepared_up_);
+  const std::byte* gp = prepare(gr, gate, x, n, prepared_);
+  const std::byte* upp = up.type == gate.type && activation_format(up) == activation_format(gate) && ur == gr
+                             ? gp
+                             : prepare(ur, up, x, n, prepared_up_);
   const auto count = static_cast<size_t>(n * up.rows);
   if (up_scratch_.size() < count) up_scratch_.resize(count);
   float* u = up_scratch_.data();

@@ -26,6 +26,10 @@ struct CpuFeatures {
   // vdpbf16ps for bf16 weights when the kernels round activations to bf16 (MatmulPrecision::Bf16,
   // bf16_dot_kernels.h); without it they multiply the rounded activations as floats.
   bool avx512_bf16 = false;
+  // q4_1, q5_0 and q5_1 matrices laid out in lanes for their integer kernels (weight_matrix.h),
+  // on the AVX-512 paths. The AVX2 paths keep them row-major and decode blocks to floats: there
+  // the lane kernels measured slower in prefill (docs/performance.md).
+  bool lanes = false;
   bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
   // With `amx`: the tile kernels run on the emulated tile unit (amx_tile_emulation.h), which
   // needs no AMX (amx::cpu_can_emulate_tiles) and is slow: for tests, and GLASS_CPU=amx-emulated.
@@ -68,7 +72,7 @@ struct CpuFeatures {
 // The layout CpuKernels with `features` reads a matrix of this type fastest in: q8_0 / q4_0
 // interleaved in groups of 8 rows (weight_matrix.h), or with AMX bf16, q8_0 and q4_0 tiled
 // in groups of 16 (matrices of whole tiles: rows a multiple of 16, columns of 32); q4_1, q5_0
-// and q5_1 in lanes (weight_matrix.h). cpu_layout_differs says whether `w` is not in it yet;
+// and q5_1 in lanes with CpuFeatures::lanes. cpu_layout_differs says whether `w` is not in it yet;
 // cpu_layout returns
 // `w` in it, in a new buffer that replaces `storage` when it had to move (storage holds w's
 // bytes or is null when they belong to someone else, e.g. a memory map).
@@ -127,8 +131,7 @@ class CpuKernels final : public Kernels {
     Bf16Dot,  // bf16dot::matmul_rows: row-major bf16, activations rounded to bf16, AVX512-BF16
   };
   Route route(const WeightMatrix& w, int64_t n) const;
-  const std::byte* prepare(Route route, WeightType type, const float* x, int64_t n, int64_t cols,
-                           std::vector<std::byte>& buffer);
+  const std::byte* prepare(Route route, const WeightMatrix& w, const float* x, int64_t n, std::vector<std::byte>& buffer);
   void matmul_rows(Route route, const WeightMatrix& w, const std::byte* xp, int64_t n, int64_t row_begin,
                    int64_t row_end, const float* bias, float* y) const;
   // Rows decoded kRowGrain at a time to f32 and run through the f32 kernel.

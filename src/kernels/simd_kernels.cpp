@@ -402,6 +402,12 @@ HWY_INLINE __m256i SixteenWhereSet(uint32_t bits) {
   const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
   return _mm256_and_si256(set, _mm256_set1_epi8(16));
 }
+// The fifth bits of a q5 block's 32 codes (the 32-bit word at p) as 16 in their bytes.
+HWY_INLINE __m256i FifthBitsOf(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  return SixteenWhereSet(bits);
+}
 HWY_INLINE __m256i WeightBytes(const BlockQ8_0& b) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q));
 }
@@ -930,6 +936,9 @@ template <class F>
 HWY_INLINE bool WithDecodedType(WeightType t, F&& f) {
   using W = WeightType;
   switch (t) {
+    case W::Q4_1: f(std::integral_constant<W, W::Q4_1>{}); return true;
+    case W::Q5_0: f(std::integral_constant<W, W::Q5_0>{}); return true;
+    case W::Q5_1: f(std::integral_constant<W, W::Q5_1>{}); return true;
     case W::Q2_K: f(std::integral_constant<W, W::Q2_K>{}); return true;
     case W::Q3_K: f(std::integral_constant<W, W::Q3_K>{}); return true;
     default: return false;
@@ -1136,7 +1145,8 @@ void DecodedPrefillRows(const WeightMatrix& w, const float* x, int64_t n, int64_
 
 void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y, bool vnni) {
-  const size_t prow = PreparedRowBytes(w.type, w.cols);
+  const size_t prow = activation_format(w) == traits(w.type).activation ? PreparedRowBytes(w.type, w.cols)
+                                                                        : static_cast<size_t>(w.cols) * sizeof(float);
   if (row_begin < w.interleaved_rows()) {
     const int64_t end = std::min(row_end, w.interleaved_rows());
     const auto* x = reinterpret_cast<const ActBlock*>(prepared);
@@ -1156,7 +1166,7 @@ void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int
     KQuantMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
     return;
   }
-  if (traits(w.type).activation == ActivationFormat::Int12x32) {
+  if (w.block_lanes) {
     LaneMatmulRows(w, prepared, n, row_begin, row_end, bias, y, vnni);
     return;
   }

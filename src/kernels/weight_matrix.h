@@ -69,8 +69,6 @@ inline bool lane_blockable(WeightType t) {
 // One row (cols values) of a lane-blockable type from row-major into the lane layout, and back.
 void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std::byte* out);
 void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::byte* row_major);
-// Group `group` (n blocks) of one row, from the row-major blocks at `blocks` to `out`.
-void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byte* out);
 
 struct WeightMatrix {
   WeightType type = WeightType::F32;
@@ -151,6 +149,12 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out);
 // the group's kInterleaveRows rows, row-major at `rows`: for converting straight into the
 // layout, a group at a time.
 void interleave_group(const WeightMatrix& iw, int64_t g, const std::byte* rows);
+
+// What the SIMD kernels multiply w with: its type's format (quant/weight_type.h), but floats
+// for q4_1 / q5_0 / q5_1 rows not in the lane layout (whose integer kernels need it).
+inline ActivationFormat activation_format(const WeightMatrix& w) {
+  return lane_blockable(w.type) && !w.block_lanes ? ActivationFormat::Float : traits(w.type).activation;
+}
 
 // Writes the lane layout of a row-major q4_1 / q5_0 / q5_1 matrix into `out` (w.bytes()
 // bytes) and returns the matrix that views it.

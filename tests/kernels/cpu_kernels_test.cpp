@@ -79,7 +79,7 @@ std::string layout_name(const WeightMatrix& w) {
 // The activations a type's kernel actually multiplies: as they are for the float kernels,
 // else as ggml quantizes them for its dot products.
 std::vector<float> kernel_activations(const WeightMatrix& w, const std::vector<float>& x) {
-  const ActivationFormat format = traits(w.type).activation;
+  const ActivationFormat format = activation_format(w);
   std::vector<float> out(x);
   if (format == ActivationFormat::Int8x32) {
     // quantize_row_q8_0 on x86: values times 127 / amax, rounded to even; the scale as an f16.
@@ -169,9 +169,10 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
             const auto x = randn(static_cast<size_t>(n * cols), rng);
             const auto bias = randn(static_cast<size_t>(rows), rng);
             std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size());
-            ReferenceKernels ref;  // on the row-major matrix
-            ref.matmul(m.w, kernel_activations(m.w, x).data(), n, bias.data(), expect.data());
             for (const Matrix& layout : layouts(std::move(m))) {
+              // The activations as this layout's kernels round them (floats for q4_1 / q5_0 /
+              // q5_1 row-major, 12 bits in lanes).
+              ReferenceKernels().matmul(layout.w, kernel_activations(layout.w, x).data(), n, bias.data(), expect.data());
               CpuKernels fast(pool, features_);
               fast.matmul(layout.w, x.data(), n, bias.data(), got.data());
               for (size_t i = 0; i < got.size(); ++i) {
@@ -185,6 +186,30 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
       }
     }
   });
+}
+
+// q4_1, q5_0 and q5_1 go into lanes where CpuFeatures::lanes says (the AVX-512 paths) and back
+// to row-major where it does not, the bytes as they were; the kernels say which they run.
+TEST(CpuLayout, LanesFollowTheFeatures) {
+  std::mt19937 rng(5);
+  CpuFeatures with, without;
+  with.lanes = true;
+  ThreadPool pool(1);
+  for (WeightType type : {WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1}) {
+    const Matrix m = make_matrix(type, 3, 544, rng);
+    EXPECT_TRUE(cpu_layout_differs(m.w, with));
+    EXPECT_FALSE(cpu_layout_differs(m.w, without));
+    std::unique_ptr<std::byte[]> laid_bytes, back_bytes;
+    const WeightMatrix laid = cpu_layout(m.w, laid_bytes, with);
+    EXPECT_TRUE(laid.block_lanes);
+    EXPECT_FALSE(cpu_layout_differs(laid, with));
+    EXPECT_TRUE(cpu_layout_differs(laid, without));
+    EXPECT_NE(CpuKernels(pool, with).matmul_path(laid, 1).find("a block a lane"), std::string::npos);
+    const WeightMatrix back = cpu_layout(laid, back_bytes, without);
+    EXPECT_FALSE(back.block_lanes);
+    EXPECT_EQ(std::memcmp(back.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
+    EXPECT_NE(CpuKernels(pool, without).matmul_path(back, 1).find("decoded to f32"), std::string::npos);
+  }
 }
 
 TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
