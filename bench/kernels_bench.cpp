@@ -122,7 +122,8 @@ void EveryTypeShapes(benchmark::internal::Benchmark* b) {
   for (int t : {static_cast<int>(WeightType::Q8_0), static_cast<int>(WeightType::Q4_0)})
     for (int n : {1, 64})
       for (int extensions : {1, 0}) b->Args({t, 896, 4864, n, 2, extensions, 1});
-  // The lane kernels (q4_1, q5_0, q5_1) without VNNI.
+  // q4_1, q5_0 and q5_1 without the extensions: row-major on the float kernels (no lanes), the
+  // comparison for the lane kernels of the rows above.
   for (WeightType t : {WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1})
     for (int n : {1, 64}) b->Args({static_cast<int>(t), 896, 4864, n, 2, 0, 0});
 }
