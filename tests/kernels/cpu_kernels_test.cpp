@@ -89,21 +89,15 @@ std::vector<float> kernel_activations(const WeightMatrix& w, const std::vector<f
       const float id = amax != 0 ? 127.0f / amax : 0.0f, d = f16_to_f32(f32_to_f16(amax / 127.0f));
       for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
     }
-  } else if (format == ActivationFormat::Int12x32) {
-    // 12 bits per 32 values: values times 2047 / amax, rounded to even; the scale amax / 2047.
-    for (size_t b = 0; b < x.size() / 32; ++b) {
+  } else if (format == ActivationFormat::Int12x32 || format == ActivationFormat::Int12x256) {
+    // 12 bits per block of 32 values (the lane kernels) or per super-block of 256 (the
+    // k-quants'): values times 2047 / amax, rounded to even; the scale amax / 2047.
+    const size_t block = format == ActivationFormat::Int12x32 ? 32 : 256;
+    for (size_t b = 0; b < x.size() / block; ++b) {
       float amax = 0;
-      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      for (size_t j = 0; j < block; ++j) amax = std::max(amax, std::fabs(x[b * block + j]));
       const float id = amax != 0 ? 2047.0f / amax : 0.0f, d = amax / 2047.0f;
-      for (int j = 0; j < 32; ++j) out[b * 32 + j] = std::nearbyint(x[b * 32 + j] * id) * d;
-    }
-  } else if (format == ActivationFormat::Int12x256) {
-    // 12 bits per super-block: values times 2047 / amax, rounded to even; the scale amax / 2047.
-    for (size_t b = 0; b < x.size() / 256; ++b) {
-      float amax = 0;
-      for (int j = 0; j < 256; ++j) amax = std::max(amax, std::fabs(x[b * 256 + j]));
-      const float id = amax != 0 ? 2047.0f / amax : 0.0f, d = amax / 2047.0f;
-      for (int j = 0; j < 256; ++j) out[b * 256 + j] = std::nearbyint(x[b * 256 + j] * id) * d;
+      for (size_t j = 0; j < block; ++j) out[b * block + j] = std::nearbyint(x[b * block + j] * id) * d;
     }
   }
   return out;
