@@ -206,6 +206,48 @@ TEST(CpuLayout, LanesFollowTheFeatures) {
   }
 }
 
+// The lane kernels at their bounds: every code the largest (q4_1 15, q5_0 / q5_1 31) against
+// activations of one sign and full scale (X = +-2047, so the high plane is 127 or -128), where
+// the int16 sums of the kernels without VNNI are closest to overflowing, and mixed signs; a
+// full group and a last group of one block; every path against the reference.
+TEST_F(SimdTargets, LaneKernelsAtTheirBounds) {
+  ThreadPool pool(2);
+  const int64_t rows = 5, cols = 544, n = 4;
+  for_each_target([&] {
+    for (WeightType type : {WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1}) {
+      Matrix m;
+      m.bytes.assign(weight_row_bytes(type, cols) * rows, std::byte{0xff});  // codes and fifth bits all set
+      m.w = {type, m.bytes.data(), rows, cols, weight_row_bytes(type, cols)};
+      const size_t block = traits(type).block_bytes;
+      for (size_t b = 0; b < m.bytes.size() / block; ++b) {
+        const uint16_t scale = 0x3c00 + static_cast<uint16_t>(b % 7), min = 0xb800;  // ~1.0, -0.5
+        std::memcpy(&m.bytes[b * block], &scale, 2);
+        if (type != WeightType::Q5_0) std::memcpy(&m.bytes[b * block + 2], &min, 2);
+      }
+      std::vector<float> x(static_cast<size_t>(n * cols));
+      for (int64_t c = 0; c < cols; ++c) {
+        x[c] = -1.0f;                                 // X = -2047: high plane -128
+        x[cols + c] = 1.0f;                           // X = 2047: 127
+        x[2 * cols + c] = c % 2 != 0 ? -3.0f : 3.0f;  // mixed signs
+        x[3 * cols + c] = c % 32 == 5 ? -8.0f : 0.25f;
+      }
+      for (const Matrix& layout : layouts(std::move(m))) {
+        std::vector<float> expect(static_cast<size_t>(n * rows)), got(expect.size()), alone(static_cast<size_t>(rows));
+        ReferenceKernels().matmul(layout.w, kernel_activations(layout.w, x).data(), n, nullptr, expect.data());
+        CpuKernels k(pool, features_);
+        k.matmul(layout.w, x.data(), n, nullptr, got.data());
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], expect[i], 2e-6 * std::sqrt(static_cast<double>(cols)) * (1.0 + std::fabs(expect[i])))
+              << layout_name(layout.w) << " element " << i;
+        for (int64_t t = 0; t < n; ++t) {
+          k.matmul(layout.w, &x[t * cols], 1, nullptr, alone.data());
+          for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(alone[r], got[t * rows + r]) << layout_name(layout.w);
+        }
+      }
+    }
+  });
+}
+
 TEST_F(SimdTargets, MatmulIsBatchAndThreadInvariant) {
   std::mt19937 rng(2);
   ThreadPool one(1), two(2), three(3);
