@@ -226,7 +226,7 @@ LaneFields lane_fields(WeightType t) {
   return {t != WeightType::Q5_0, t != WeightType::Q4_1, traits(t).block_bytes};
 }
 
-// Group `group` (n blocks) of one row, from the row-major blocks at `blocks` to `out`.
+// One group of a row (n blocks), from the row-major blocks at `blocks` to `out`.
 void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byte* out) {
   if (n <= 0 || n > kLaneBlocks) fail("lane_block_group: a group holds 1 to ", kLaneBlocks, " blocks, not ", n);
   const LaneFields f = lane_fields(t);
@@ -253,7 +253,6 @@ void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byt
   for (int64_t j = 0; j < 4; ++j)
     for (int64_t i = 0; i < n; ++i) std::memcpy(p + 4 * n * j + 4 * i, blocks + i * f.block + nibbles_at + 4 * j, 4);
 }
-
 }  // namespace
 
 void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std::byte* out) {
