@@ -752,7 +752,6 @@ struct alignas(64) KQuantGroupBlock {
   int32_t min_pairs[kKSumPairs][16];
 };
 
-
 // The 16 x 16 dwords of v, transposed: out[c] lane r = v[r] lane c. (GCC 12 at -O2 with the
 // sanitizers reports the unpack intrinsics' own placeholder, _mm512_undefined_epi32, as
 // uninitialised.)

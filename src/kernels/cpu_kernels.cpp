@@ -346,14 +346,14 @@ const std::byte* CpuKernels::prepare(Route route, const WeightMatrix& w, const f
   const bool amx = route == Route::Tiles || route == Route::Vnni;
   const int parts = amx::bf16_parts(matmul_precision());
   const size_t bytes =
-      amx ? amx::prepared_bytes(type, parts, n, cols) : simd::prepared_row_bytes(type, cols) * static_cast<size_t>(n);
+      amx ? amx::prepared_bytes(type, parts, n, cols) : simd::prepared_row_bytes(format, cols) * static_cast<size_t>(n);
   std::byte* out = aligned(bytes);
   if (amx) {
     if (n <= 16) amx::prepare_rows(type, parts, x, n, 0, n, cols, out);
     else pool_.parallel_for(n, 16, [&](int64_t b, int64_t e) { amx::prepare_rows(type, parts, x, n, b, e, cols, out); });
     return out;
   }
-  const size_t row = simd::prepared_row_bytes(type, cols);
+  const size_t row = simd::prepared_row_bytes(format, cols);
   by_tokens([&](int64_t b, int64_t e) {
     simd::prepare_rows(type, x + b * cols, e - b, cols, out + static_cast<size_t>(b) * row);
   });

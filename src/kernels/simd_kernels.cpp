@@ -73,13 +73,14 @@ HWY_INLINE const std::byte* NextTile(const WeightMatrix& w, int64_t r0) {
 
 // ---------------------------------------------------------------- activations
 
-size_t PreparedRowBytes(WeightType type, int64_t cols) {
-  if (traits(type).activation == ActivationFormat::Int8x32)
-    return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
-  if (traits(type).activation == ActivationFormat::Int12x256)
-    return static_cast<size_t>(cols / kSuperBlock) * sizeof(KActBlock);
-  if (traits(type).activation == ActivationFormat::Int12x32)
-    return static_cast<size_t>((cols / kQuantBlock + kLaneBlocks - 1) / kLaneBlocks) * sizeof(LaneActGroup);
+size_t PreparedRowBytes(ActivationFormat format, int64_t cols) {
+  switch (format) {
+    case ActivationFormat::Int8x32: return static_cast<size_t>(cols / kQuantBlock) * sizeof(ActBlock);
+    case ActivationFormat::Int12x32:
+      return static_cast<size_t>((cols / kQuantBlock + kLaneBlocks - 1) / kLaneBlocks) * sizeof(LaneActGroup);
+    case ActivationFormat::Int12x256: return static_cast<size_t>(cols / kSuperBlock) * sizeof(KActBlock);
+    case ActivationFormat::Float: break;
+  }
   return static_cast<size_t>(cols) * sizeof(float);
 }
 
@@ -184,7 +185,7 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
   const auto L = static_cast<int64_t>(hn::Lanes(df));
   for (int64_t t = 0; t < n; ++t) {
     const float* src = x + t * cols;
-    std::byte* row = out + static_cast<size_t>(t) * PreparedRowBytes(type, cols);
+    std::byte* row = out + static_cast<size_t>(t) * PreparedRowBytes(traits(type).activation, cols);
     switch (type) {
       case WeightType::F32:
       case WeightType::F16:
@@ -1145,8 +1146,7 @@ void DecodedPrefillRows(const WeightMatrix& w, const float* x, int64_t n, int64_
 
 void MatmulRows(const WeightMatrix& w, const std::byte* prepared, int64_t n, int64_t row_begin, int64_t row_end,
                 const float* bias, float* y, bool vnni) {
-  const size_t prow = activation_format(w) == traits(w.type).activation ? PreparedRowBytes(w.type, w.cols)
-                                                                        : static_cast<size_t>(w.cols) * sizeof(float);
+  const size_t prow = PreparedRowBytes(activation_format(w), w.cols);
   if (row_begin < w.interleaved_rows()) {
     const int64_t end = std::min(row_end, w.interleaved_rows());
     const auto* x = reinterpret_cast<const ActBlock*>(prepared);
@@ -1668,7 +1668,9 @@ const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 std::vector<int64_t> available_targets() { return hwy::SupportedAndGeneratedTargets(); }
 void force_target(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 const char* name_of_target(int64_t target) { return hwy::TargetName(target); }
-size_t prepared_row_bytes(WeightType type, int64_t cols) { return HWY_DYNAMIC_DISPATCH(PreparedRowBytes)(type, cols); }
+size_t prepared_row_bytes(ActivationFormat format, int64_t cols) {
+  return HWY_DYNAMIC_DISPATCH(PreparedRowBytes)(format, cols);
+}
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out) {
   HWY_DYNAMIC_DISPATCH(PrepareRows)(type, x, n, cols, out);
 }

@@ -68,10 +68,11 @@ struct LaneActGroup {
 static_assert(sizeof(LaneActGroup) == 1152);
 
 // Activations are prepared once per matmul in the layout the weight type's kernel
-// reads (its ActivationFormat): f32 (F32, F16 and the block types decoded to float),
-// f32 reordered within each vector-pair of values (BF16), blocks of 32 int8 values with a
-// float scale (Q8_0, Q4_0), or a KActBlock per 256 values (Q4_K, Q5_K, Q6_K).
-size_t prepared_row_bytes(WeightType type, int64_t cols);
+// reads (its ActivationFormat; activation_format(w) for a matrix): f32 (F32, F16 and the
+// block types decoded to float), f32 reordered within each vector-pair of values (BF16),
+// blocks of 32 int8 values with a float scale (Q8_0, Q4_0), a LaneActGroup per 512 values
+// (Q4_1, Q5_0, Q5_1 in lanes), or a KActBlock per 256 values (Q4_K, Q5_K, Q6_K).
+size_t prepared_row_bytes(ActivationFormat format, int64_t cols);
 void prepare_rows(WeightType type, const float* x, int64_t n, int64_t cols, std::byte* out);
 
 // y[t, r] = dot(w row r, x row t) (+ bias[r]) for rows [row_begin, row_end) and all n

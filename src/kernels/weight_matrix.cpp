@@ -215,43 +215,30 @@ WeightMatrix interleave_rows(const WeightMatrix& w, std::byte* out) {
 }
 
 namespace {
-// Where the fields of a q4_1 / q5_0 / q5_1 block sit (quant/blocks.h): the fp16 scale first,
-// then the fp16 min (q4_1, q5_1), then the 4 bytes of fifth bits (q5_0, q5_1), then the 16
-// bytes of nibbles.
-struct LaneFields {
-  bool min, fifth;
-  size_t block;
-};
-LaneFields lane_fields(WeightType t) {
-  return {t != WeightType::Q5_0, t != WeightType::Q4_1, traits(t).block_bytes};
-}
-
-// One group of a row (n blocks), from the row-major blocks at `blocks` to `out`.
+// One group of a row (n blocks), from the row-major blocks at `blocks` to `out`. A block holds
+// its fp16 scale, then its fp16 min (q4_1, q5_1), its 4 bytes of fifth bits (q5_0, q5_1) and
+// its 16 bytes of nibbles (quant/blocks.h).
 void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byte* out) {
   if (n <= 0 || n > kLaneBlocks) fail("lane_block_group: a group holds 1 to ", kLaneBlocks, " blocks, not ", n);
-  const LaneFields f = lane_fields(t);
-  const size_t nibbles_at = f.block - 16;
-  std::byte* p = out;
-  for (int64_t i = 0; i < n; ++i) std::memcpy(p + 2 * i, blocks + i * f.block, 2);
-  p += 2 * n;
-  if (f.min) {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(p + 2 * i, blocks + i * f.block + 2, 2);
-    p += 2 * n;
-  }
-  if (f.fifth) {  // the 4 bits of values 4k .. 4k + 3 of block i go to bits k 4n + 4i .. + 3
-    std::memset(p, 0, static_cast<size_t>(4 * n));  // n <= 16
+  const size_t block = traits(t).block_bytes;
+  const LaneGroupOffsets at = lane_group_offsets(t, n);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out + 2 * i, blocks + i * block, 2);
+  if (block_has_min(t))
+    for (int64_t i = 0; i < n; ++i) std::memcpy(out + at.mins + 2 * i, blocks + i * block + 2, 2);
+  if (block_has_fifth_bits(t)) {  // the 4 bits of values 4k .. 4k + 3 of block i go to bits k 4n + 4i .. + 3
+    std::byte* masks = out + at.masks;
+    std::memset(masks, 0, static_cast<size_t>(4 * n));  // n <= 16
     for (int64_t i = 0; i < n; ++i) {
       uint32_t high;
-      std::memcpy(&high, blocks + i * f.block + (f.min ? 4 : 2), 4);
+      std::memcpy(&high, blocks + i * block + (block_has_min(t) ? 4 : 2), 4);
       for (int64_t k = 0; k < 8; ++k) {
         const int64_t bit = k * 4 * n + 4 * i;
-        p[bit / 8] |= std::byte{static_cast<uint8_t>(((high >> (4 * k)) & 0x0f) << (bit % 8))};
+        masks[bit / 8] |= std::byte{static_cast<uint8_t>(((high >> (4 * k)) & 0x0f) << (bit % 8))};
       }
     }
-    p += 4 * n;
   }
   for (int64_t j = 0; j < 4; ++j)
-    for (int64_t i = 0; i < n; ++i) std::memcpy(p + 4 * n * j + 4 * i, blocks + i * f.block + nibbles_at + 4 * j, 4);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(out + at.nibbles + 4 * n * j + 4 * i, blocks + i * block + block - 16 + 4 * j, 4);
 }
 }  // namespace
 
@@ -263,28 +250,25 @@ void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std:
 }
 
 void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::byte* row_major) {
-  const LaneFields f = lane_fields(t);
+  const size_t block = traits(t).block_bytes;
   const int64_t nb = cols / kQuantBlock;
   for (int64_t g = 0; g < nb; g += kLaneBlocks) {
     const int64_t n = std::min(kLaneBlocks, nb - g);
-    const std::byte* p = lanes + g * f.block;
-    std::byte* blocks = row_major + g * f.block;
-    const std::byte* mins = p + 2 * n;
-    const std::byte* masks = mins + (f.min ? 2 * n : 0);
-    const std::byte* nibbles = masks + (f.fifth ? 4 * n : 0);
+    const std::byte* p = lanes + g * block;
+    const LaneGroupOffsets at = lane_group_offsets(t, n);
     for (int64_t i = 0; i < n; ++i) {
-      std::byte* b = blocks + i * f.block;
+      std::byte* b = row_major + (g + i) * block;
       std::memcpy(b, p + 2 * i, 2);
-      if (f.min) std::memcpy(b + 2, mins + 2 * i, 2);
-      if (f.fifth) {
+      if (block_has_min(t)) std::memcpy(b + 2, p + at.mins + 2 * i, 2);
+      if (block_has_fifth_bits(t)) {
         uint32_t high = 0;
         for (int64_t k = 0; k < 8; ++k) {
           const int64_t bit = k * 4 * n + 4 * i;
-          high |= ((static_cast<uint32_t>(masks[bit / 8]) >> (bit % 8)) & 0x0f) << (4 * k);
+          high |= ((static_cast<uint32_t>(p[at.masks + bit / 8]) >> (bit % 8)) & 0x0f) << (4 * k);
         }
-        std::memcpy(b + (f.min ? 4 : 2), &high, 4);
+        std::memcpy(b + (block_has_min(t) ? 4 : 2), &high, 4);
       }
-      for (int64_t j = 0; j < 4; ++j) std::memcpy(b + f.block - 16 + 4 * j, nibbles + 4 * n * j + 4 * i, 4);
+      for (int64_t j = 0; j < 4; ++j) std::memcpy(b + block - 16 + 4 * j, p + at.nibbles + 4 * n * j + 4 * i, 4);
     }
   }
 }

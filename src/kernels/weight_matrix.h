@@ -66,6 +66,14 @@ inline constexpr int64_t kLaneBlocks = 16;
 inline bool lane_blockable(WeightType t) {
   return t == WeightType::Q4_1 || t == WeightType::Q5_0 || t == WeightType::Q5_1;
 }
+// Where a group of n blocks holds its fields, in bytes from its start (the scales at 0).
+struct LaneGroupOffsets {
+  int64_t mins, masks, nibbles;
+};
+constexpr LaneGroupOffsets lane_group_offsets(WeightType t, int64_t n) {
+  const int64_t mins = 2 * n, masks = mins + (block_has_min(t) ? 2 * n : 0);
+  return {mins, masks, masks + (block_has_fifth_bits(t) ? 4 * n : 0)};
+}
 // One row (cols values) of a lane-blockable type from row-major into the lane layout, and back.
 void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std::byte* out);
 void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::byte* row_major);

@@ -104,6 +104,14 @@ struct BlockQ6_K {
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 
+// The block of q4_1, q5_0 or q5_1, and its fields beyond the scale: a min (q4_1, q5_1:
+// value = d code + m) and fifth bits (q5_0, q5_1: 5-bit codes).
+template <WeightType T>
+using Block32WithBits = std::conditional_t<T == WeightType::Q4_1, BlockQ4_1,
+                                           std::conditional_t<T == WeightType::Q5_0, BlockQ5_0, BlockQ5_1>>;
+constexpr bool block_has_min(WeightType t) { return t == WeightType::Q4_1 || t == WeightType::Q5_1; }
+constexpr bool block_has_fifth_bits(WeightType t) { return t == WeightType::Q5_0 || t == WeightType::Q5_1; }
+
 // The block of q4_K, q5_K or q6_K, for the kernels that read those types' super-blocks.
 template <WeightType T>
 using KQuantBlock = std::conditional_t<T == WeightType::Q4_K, BlockQ4_K,

@@ -23,11 +23,10 @@ using QuantizeBlocks = void (*)(const float* in, std::byte* out, int64_t blocks)
 // How a type's SIMD dot kernels take the activations: as floats (a block type's blocks are
 // decoded to floats first); quantized to int8 per block of 32 values with a float scale,
 // as ggml's Q8_0 does on x86, so that the integer products are llama.cpp's; or quantized to
-// 12 bits per super-block of 256 values with a float scale (16 times finer than llama.cpp's
-// Q8_K for the k-quants, so that glass stays nearer the float result than llama.cpp).
-// How the SIMD dot kernels take a type's activations: floats; int8 per 32 values (ggml's
-// Q8_0); 12 bits per 32 values (q4_1, q5_0, q5_1 in the lane layout; floats otherwise, see
-// activation_format in kernels/weight_matrix.h); 12 bits per 256 (the k-quants').
+// 12 bits per block of 32 values (q4_1, q5_0, q5_1 in the lane layout; floats for their rows
+// otherwise, see activation_format in kernels/weight_matrix.h) or per super-block of 256 (the
+// k-quants), with a float scale: 16 times finer than llama.cpp's Q8_0 / Q8_1 / Q8_K, so that
+// glass stays nearer the float result than llama.cpp.
 enum class ActivationFormat : uint8_t { Float, Int8x32, Int12x32, Int12x256 };
 
 struct WeightTypeTraits {
