@@ -733,8 +733,10 @@ void MatmulInt8Vnni(const WeightMatrix& w, const Int8Activations& x, int64_t n, 
 // bit for bit, and the float steps after it are theirs (AddSuperBlock), lane by lane: the
 // tiles give the vector kernels' outputs bit for bit, for any batch and any split.
 //
-// The file's rows stay as they are (row-major blocks); each group of 16 rows is unpacked once
-// per matmul into weight tiles (KQuantGroupBlock) that every 16 tokens then meet.
+// The rows are in the lane layout (weight_matrix.h), as the model lays them out for the
+// AVX-512 paths, and the activations in its lane order (simd::KActBlock); each group of 16
+// rows is unpacked once per matmul into weight tiles (KQuantGroupBlock) that every 16 tokens
+// then meet. A tile's positions are lane positions; each super-block's sum is the same.
 
 // Tile registers: 0-2 accumulators (16 tokens x 16 weight rows of int32: xh.wh, the two
 // middle products, xl.wl), 4-5 the activations' parts (16 tokens x 64 values), 6-7 the
@@ -792,12 +794,12 @@ inline void StoreBytes(int8_t* p, __m512i v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi16_epi8(v));
 }
 
-// Row i's super-block: its weights w = scale x code as the two byte parts into rows[step][part][i]
-// (row-major), its float scales and min pairs into g's row i.
+// Row i's lane-laid super-block: its weights w = scale x code as the two byte parts into
+// rows[step][part][i] (row-major), its float scales and min pairs into g's row i.
 template <WeightType Type>
 inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16][64], KQuantGroupBlock& g) {
   const auto& b = *reinterpret_cast<const KQuantBlock<Type>*>(block);
-  int16_t scale[16];  // of the sub-blocks (8 of 32 values, or q6_K's 16 of 16)
+  int16_t scale[16] = {};  // of the sub-blocks (8 of 32 values, or q6_K's 16 of 16)
   if constexpr (kquant_has_mins(Type)) {
     for (int j = 0; j < 8; ++j) {
       const ScaleMin sm = unpack_scale_min(b.scales, j);
@@ -811,25 +813,29 @@ inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16]
     g.d[i] = f16_to_f32(b.scale);
     g.dmin[i] = 0.0f;
   }
+  // Lane position 64 s + 32 u + m is in run j = 8 u + m / 4 (weight_matrix.h): its scale is
+  // sub-block j / 2's (q4_K, q5_K) or j's (q6_K).
+  const __m512i scale_words = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scale)));
+  const __m512i m = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11,
+                                     10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   for (int s = 0; s < kKSteps; ++s) {
-    for (int u = 0; u < 2; ++u) {  // values 64 s + 32 u .. + 31
+    for (int u = 0; u < 2; ++u) {  // lane positions 64 s + 32 u .. + 31
+      const __m512i run = _mm512_add_epi16(_mm512_set1_epi16(static_cast<int16_t>(8 * u)), _mm512_srli_epi16(m, 2));
+      const __m512i scales =
+          _mm512_permutexvar_epi16(kquant_has_mins(Type) ? _mm512_srli_epi16(run, 1) : run, scale_words);
       __m256i codes;
-      __m512i scales;
       if constexpr (kquant_has_mins(Type)) {
-        // Values 64 s .. + 31 are the low nibbles of q[32 s ..], the next 32 their high nibbles;
-        // q5_K's fifth bit of value v is bit v / 32 of high_bits[v % 32].
-        codes = KByteBits(b.q + 32 * s, 4 * u, 4);
-        if constexpr (Type == WeightType::Q5_K)
-          codes = _mm256_or_si256(codes, _mm256_slli_epi16(KByteBits(b.high_bits, 2 * s + u, 1), 4));
-        scales = _mm512_set1_epi16(scale[2 * s + u]);
-      } else {
-        // Value 128 h + 32 k + l: its low 4 bits in low[64 h + 32 (k % 2) + l] (the high nibble
-        // for k >= 2), its high 2 at bits 2 k of high[32 h + l]; here h = s / 2, k = 2 (s % 2) + u.
-        const int h = s / 2, k = 2 * (s % 2) + u;
-        const __m256i low = KByteBits(b.low + 64 * h + 32 * u, 4 * (s % 2), 4);
-        codes = _mm256_or_si256(low, _mm256_slli_epi16(KByteBits(b.high + 32 * h, 2 * k, 2), 4));
-        const int j = 4 * s + 2 * u;  // the sub-blocks of 16 values: j, j + 1
-        scales = _mm512_inserti64x4(_mm512_set1_epi16(scale[j]), _mm256_set1_epi16(scale[j + 1]), 1);
+        // The low 4 bits in q[64 (s / 2) + 32 u ..], nibble s % 2; q5_K's fifth bits are bits
+        // 64 s + 32 u .. of high_bits.
+        codes = KByteBits(b.q + 64 * (s / 2) + 32 * u, 4 * (s % 2), 4);
+        if constexpr (Type == WeightType::Q5_K) {
+          uint32_t fifth;
+          std::memcpy(&fifth, b.high_bits + 8 * s + 4 * u, 4);
+          codes = _mm256_mask_add_epi8(codes, _cvtu32_mask32(fifth), codes, _mm256_set1_epi8(0x10));
+        }
+      } else {  // the low 4 bits as q4_K's, the high 2 at bits 2 s of high[32 u ..]
+        const __m256i low = KByteBits(b.low + 64 * (s / 2) + 32 * u, 4 * (s % 2), 4);
+        codes = _mm256_or_si256(low, _mm256_slli_epi16(KByteBits(b.high + 32 * u, 2 * s, 2), 4));
       }
       __m512i words = _mm512_cvtepu8_epi16(codes);
       if constexpr (!kquant_has_mins(Type)) words = _mm512_sub_epi16(words, _mm512_set1_epi16(32));
@@ -940,6 +946,11 @@ void MatmulKQuantTiles(Tiles& unit, const WeightMatrix& w, const KQuantActivatio
 template <class Tiles>
 void MatmulKQuant(Tiles& unit, const WeightMatrix& w, const KQuantActivations& x, int64_t n, int64_t row_begin,
                   int64_t row_end, const float* bias, float* y) {
+  if (!w.block_lanes) {  // a row-major matrix (the kernel tests'; the model lays them out): laid out first
+    std::vector<std::byte> bytes(w.bytes());
+    MatmulKQuant(unit, lane_block_rows(w, bytes.data()), x, n, row_begin, row_end, bias, y);
+    return;
+  }
   switch (w.type) {
     case WeightType::Q4_K: return MatmulKQuantTiles<Tiles, WeightType::Q4_K>(unit, w, x, n, row_begin, row_end, bias, y);
     case WeightType::Q5_K: return MatmulKQuantTiles<Tiles, WeightType::Q5_K>(unit, w, x, n, row_begin, row_end, bias, y);

@@ -130,15 +130,7 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   std::unique_ptr<std::byte[]> bytes;
   if (lane_blockable(w.type)) {  // into lanes, or back to row-major
     bytes = std::make_unique<std::byte[]>(w.bytes());
-    if (!w.block_lanes) {
-      out = lane_block_rows(w, bytes.get());
-    } else {
-      out = w;
-      out.block_lanes = false;
-      out.data = bytes.get();
-      for (int64_t r = 0; r < w.rows; ++r)
-        unlane_block_row(w.type, w.cols, w.row(r), bytes.get() + static_cast<size_t>(r) * w.row_bytes);
-    }
+    out = w.block_lanes ? unlane_block_rows(w, bytes.get()) : lane_block_rows(w, bytes.get());
   } else if (tiles_for(w, features)) {
     out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
     // Groups are independent: a few threads make loading a large model that much faster.
@@ -226,7 +218,8 @@ std::string CpuKernels::matmul_path(const WeightMatrix& w, int64_t n) const {
   if (rounds_activations(w.type)) s += " (activations rounded to bf16)";
   const ActivationFormat format = activation_format(w);
   if (is_block_quantized(w.type) && format == ActivationFormat::Float) s += " (blocks decoded to f32)";
-  if (format == ActivationFormat::Int12x256) s += " (integer dot products, 12-bit activations)";
+  if (format == ActivationFormat::Int12x256)
+    s += w.block_lanes ? " (integer dot products in lanes, 12-bit activations)" : " (integer dot products, 12-bit activations)";
   if (format == ActivationFormat::Int12x32) s += " (integer dot products, a block a lane, 12-bit activations)";
   // VNNI: the int8 and lane kernels on both x86 targets, the k-quant ones on AVX-512 (vpdpwssd).
   const bool avx3 = s.rfind("AVX3", 0) == 0;

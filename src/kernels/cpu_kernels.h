@@ -26,9 +26,10 @@ struct CpuFeatures {
   // vdpbf16ps for bf16 weights when the kernels round activations to bf16 (MatmulPrecision::Bf16,
   // bf16_dot_kernels.h); without it they multiply the rounded activations as floats.
   bool avx512_bf16 = false;
-  // q4_1, q5_0 and q5_1 matrices laid out in lanes for their integer kernels (weight_matrix.h),
-  // on the AVX-512 paths. The AVX2 paths keep them row-major and decode blocks to floats: there
-  // the lane kernels measured slower in prefill (docs/performance.md).
+  // q4_1, q5_0, q5_1, q4_K, q5_K and q6_K matrices laid out in lanes for their integer kernels
+  // (weight_matrix.h), on the AVX-512 paths. The AVX2 paths keep them row-major: q4_1 / q5_0 /
+  // q5_1 decoded to floats (there the lane kernels measured slower in prefill), the k-quants on
+  // their kernels for 256-bit vectors (docs/performance.md).
   bool lanes = false;
   bool amx = false;          // the tile kernels (amx_kernels.h) run: the CPU has AMX and Linux granted it
   // With `amx`: the tile kernels run on the emulated tile unit (amx_tile_emulation.h), which

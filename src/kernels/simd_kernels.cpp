@@ -100,18 +100,29 @@ void QuantizeBlock32(const float* v, ActBlock& out) {
   out.sum = sum;
 }
 
-// 256 values as KActBlock says. The rounding is to nearest even, vectorized.
-// Where a value of a super-block sits in the byte planes: in order, except on AVX-512 for the
-// types with mins (q4_K, q5_K), whose decode kernel reads the packed codes 64 bytes at a time
-// (simd_kquant_dot.inc, KPlanes): plane position 64c + m holds value 128(c / 2) + 32(c % 2) +
-// m % 32 + 64(m / 32).
-HWY_INLINE int KActPlanePosition(WeightType type, int v) {
-  if (HWY_TARGET > HWY_AVX3 || (type != WeightType::Q4_K && type != WeightType::Q5_K)) return v;
-  const int i = v / 128, r = v % 128;  // r = 32(c % 2) + 64(m / 32) + m % 32
-  return 128 * i + 64 * ((r / 32) % 2) + 32 * (r / 64) + r % 32;
+// The layout this target's k-quant kernels read (simd_kquant_dot.inc): lanes on AVX-512,
+// row-major elsewhere; the activations follow it (KActBlock).
+constexpr bool kKQuantLanes = GLASS_X86_INT8 && HWY_TARGET <= HWY_AVX3;
+
+// 256 values as KActBlock says. The rounding is to nearest even, vectorized. On AVX-512 the
+// values are then put in lane order (weight_matrix.h), the order of the lane-laid weights the
+// kernels there read: position 64k + 4j + b holds value 16j + 4k + b, so a run of 4 values
+// keeps together and run 4j + k moves to 16k + j.
+HWY_INLINE void KActToLaneOrder(KActBlock& out) {
+  int16_t x[256];
+  int8_t hi[256], lo[256];
+  std::memcpy(x, out.x, sizeof x);
+  std::memcpy(hi, out.hi, sizeof hi);
+  std::memcpy(lo, out.lo, sizeof lo);
+  for (int j = 0; j < 16; ++j)
+    for (int k = 0; k < 4; ++k) {
+      std::memcpy(out.x + 64 * k + 4 * j, x + 16 * j + 4 * k, 8);
+      std::memcpy(out.hi + 64 * k + 4 * j, hi + 16 * j + 4 * k, 4);
+      std::memcpy(out.lo + 64 * k + 4 * j, lo + 16 * j + 4 * k, 4);
+    }
 }
 
-void QuantizeKBlock(WeightType type, const float* v, KActBlock& out) {
+void QuantizeKBlock(const float* v, KActBlock& out) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const auto L = static_cast<int64_t>(hn::Lanes(df));
@@ -124,21 +135,20 @@ void QuantizeKBlock(WeightType type, const float* v, KActBlock& out) {
   const auto lim = hn::Set(di, 2047), low_bits = hn::Set(di, 15);
   const hn::Rebind<int16_t, decltype(di)> d16;
   const hn::Rebind<int8_t, decltype(di)> d8;
-  // A vector of L values lies inside one run of 16 (a sum's) and so of 32 (the planes keep those
-  // together): L divides 16.
+  // A vector of L values lies inside one run of 16 (a sum's): L divides 16.
   static_assert(HWY_MAX_BYTES / sizeof(int32_t) <= 16 && 16 % (HWY_MAX_BYTES / sizeof(int32_t)) == 0);
   int32_t sums[16] = {};
   for (int64_t j = 0; j < kSuperBlock; j += L) {
     const auto x = hn::NearestInt(hn::Mul(hn::LoadU(df, v + j), vid));
     const auto q = hn::Min(hn::Max(x, hn::Neg(lim)), lim);
     hn::StoreU(hn::DemoteTo(d16, q), d16, out.x + j);
-    const int p = KActPlanePosition(type, static_cast<int>(j));
-    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<4>(q)), d8, out.hi + p);
-    hn::StoreU(hn::DemoteTo(d8, hn::And(q, low_bits)), d8, out.lo + p);
+    hn::StoreU(hn::DemoteTo(d8, hn::ShiftRight<4>(q)), d8, out.hi + j);
+    hn::StoreU(hn::DemoteTo(d8, hn::And(q, low_bits)), d8, out.lo + j);
     sums[j / 16] += hn::GetLane(hn::SumOfLanes(di, q));
   }
   for (int s = 0; s < 16; ++s) out.sums[s] = static_cast<int16_t>(sums[s]);
   std::memset(out.padding, 0, sizeof(out.padding));
+  if constexpr (kKQuantLanes) KActToLaneOrder(out);
 }
 
 // One token's row of cols values as LaneActGroups (LaneActGroup says how): the rounding to
@@ -211,7 +221,7 @@ void PrepareRows(WeightType type, const float* x, int64_t n, int64_t cols, std::
           QuantizeLaneGroups(src, cols, reinterpret_cast<LaneActGroup*>(row));
         } else if (traits(type).activation == ActivationFormat::Int12x256) {
           auto* blocks = reinterpret_cast<KActBlock*>(row);
-          for (int64_t b = 0; b < cols / kSuperBlock; ++b) QuantizeKBlock(type, src + b * kSuperBlock, blocks[b]);
+          for (int64_t b = 0; b < cols / kSuperBlock; ++b) QuantizeKBlock(src + b * kSuperBlock, blocks[b]);
         } else {  // the block types decoded to float (simd_block_decode.inc)
           std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(float));
         }

@@ -42,7 +42,9 @@ void round_to_bf16(const float* in, float* out, int64_t count);
 // of 16 values fit int16.
 // X is kept twice: as int16 words, which prefill multiplies with weights unpacked to words,
 // and as two byte planes X = 16 hi + lo, which decode multiplies with the packed codes as they
-// are (vpmaddubsw) without unpacking a row it reads once.
+// are without unpacking a row it reads once. Both are in value order, but on AVX-512 in the
+// lane order of the weights there (weight_matrix.h: position 64k + 4j + b holds value
+// 16j + 4k + b); sums[j] is of values 16j .. 16j + 15 either way.
 struct KActBlock {
   int16_t x[256];
   int8_t hi[256];    // X >> 4, in [-128, 127]

@@ -1,6 +1,8 @@
 #include "kernels/weight_matrix.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -240,17 +242,141 @@ void lane_block_group(WeightType t, const std::byte* blocks, int64_t n, std::byt
   for (int64_t j = 0; j < 4; ++j)
     for (int64_t i = 0; i < n; ++i) std::memcpy(out + at.nibbles + 4 * n * j + 4 * i, blocks + i * block + block - 16 + 4 * j, 4);
 }
+
+// A k-quant super-block's codes, moved between row-major and lane order (weight_matrix.h) a run
+// of 16 values j (values 16j .. 16j + 15) at a time, 8 values to a 64-bit word.
+//
+// Where run j's low 4 bits lie in a row-major block: the nibble at `shift` of 16 bytes from
+// `byte` (of q4_K's / q5_K's q, of q6_K's low).
+struct NibbleRun {
+  size_t byte;
+  int shift;
+};
+NibbleRun row_major_nibbles(WeightType t, int j) {
+  if (t == WeightType::Q6_K) return {static_cast<size_t>(64 * (j / 8) + 32 * ((j / 2) % 2) + 16 * (j % 2)), 4 * ((j / 4) % 2)};
+  return {static_cast<size_t>(32 * (j / 4) + 16 * (j % 2)), 4 * ((j / 2) % 2)};
+}
+uint64_t load64(const std::byte* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+uint32_t load32(const std::byte* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+void or64(std::byte* p, uint64_t v) {
+  const uint64_t old = load64(p);
+  v |= old;
+  std::memcpy(p, &v, 8);
+}
+void store32(std::byte* p, uint32_t v) { std::memcpy(p, &v, 4); }
+// Bit i of x at bit 8i, and back: the bits of a q5_K byte (row-major: bit i of high_bits[l] is
+// value 32i + l's fifth bit) against the lane masks (bit p of the 256: position p's).
+constexpr std::array<uint64_t, 256> kSpreadBits = [] {
+  std::array<uint64_t, 256> t{};
+  for (int x = 0; x < 256; ++x)
+    for (int i = 0; i < 8; ++i) t[static_cast<size_t>(x)] |= static_cast<uint64_t>((x >> i) & 1) << (8 * i);
+  return t;
+}();
+uint8_t gather_bits(uint64_t y) {  // bit 8i of y at bit i: each lands at 56 + i, no carries
+  return static_cast<uint8_t>(((y & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56);
+}
+// The byte offsets of a super-block's code fields: the low nibbles, q5_K's fifth bits, q6_K's high bits.
+struct KCodeFields {
+  size_t low, fifth, high;
+};
+KCodeFields kcode_fields(WeightType t) {
+  if (t == WeightType::Q4_K) return {offsetof(BlockQ4_K, q), 0, 0};
+  if (t == WeightType::Q5_K) return {offsetof(BlockQ5_K, q), offsetof(BlockQ5_K, high_bits), 0};
+  return {offsetof(BlockQ6_K, low), 0, offsetof(BlockQ6_K, high)};
+}
+
+void lane_kquant_block(WeightType t, const std::byte* in, std::byte* out) {
+  const size_t bytes = traits(t).block_bytes;
+  const KCodeFields at = kcode_fields(t);
+  std::memcpy(out, in, bytes);  // the scales; the codes are overwritten
+  constexpr uint64_t kNibbles = 0x0f0f0f0f0f0f0f0full, kPairs = 0x0303030303030303ull;
+  for (int j = 0; j < 16; ++j) {
+    // Value 16j + 4k + b to q[64(k / 2) + 4j + b], nibble k % 2: values 16j + 8h .. + 3 low and
+    // 16j + 8h + 4 .. + 7 high in vector h.
+    const NibbleRun run = row_major_nibbles(t, j);
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t n = (load64(in + at.low + run.byte + 8 * h) >> run.shift) & kNibbles;
+      store32(out + at.low + 64 * h + 4 * j, static_cast<uint32_t>(n | ((n >> 32) << 4)));
+    }
+  }
+  if (t == WeightType::Q5_K) {  // row-major: bit i of high_bits[l] for value 32i + l, run j's at
+                                // bit j / 2 of bytes 16(j % 2) ..
+    uint64_t masks[4] = {};
+    for (int l = 0; l < 32; ++l) {  // value 32i + l = 16j + 4k + b: j = 2i + l / 16, k = (l % 16) / 4, b = l % 4
+      const uint64_t spread = kSpreadBits[static_cast<uint8_t>(in[at.fifth + static_cast<size_t>(l)])];  // bit i at 8i
+      masks[(l % 16) / 4] |= spread << (4 * (l / 16) + l % 4);                                          // p % 64 = 4j + b
+    }
+    std::memcpy(out + at.fifth, masks, 32);
+  }
+  if (t == WeightType::Q6_K) {  // row-major: value 128h + 32k + l's high 2 bits at bits 2k of high[32h + l]
+    for (int j = 0; j < 16; ++j) {
+      const size_t from = static_cast<size_t>(32 * (j / 8) + 16 * (j % 2));
+      const int shift = 2 * ((j % 8) / 2);
+      const uint64_t lo = (load64(in + at.high + from) >> shift) & kPairs, hi = (load64(in + at.high + from + 8) >> shift) & kPairs;
+      store32(out + at.high + 4 * j, static_cast<uint32_t>(lo | ((lo >> 32) << 2) | (hi << 4) | ((hi >> 32) << 6)));
+    }
+  }
+}
+
+void unlane_kquant_block(WeightType t, const std::byte* in, std::byte* out) {
+  const size_t bytes = traits(t).block_bytes;
+  const KCodeFields at = kcode_fields(t);
+  std::memcpy(out, in, bytes);
+  std::memset(out + at.low, 0, 128);
+  if (t == WeightType::Q6_K) std::memset(out + at.high, 0, 64);
+  for (int j = 0; j < 16; ++j) {
+    const NibbleRun run = row_major_nibbles(t, j);
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t d = load32(in + at.low + 64 * h + 4 * j);
+      const uint64_t n = (d & 0x0f0f0f0fu) | (static_cast<uint64_t>((d >> 4) & 0x0f0f0f0fu) << 32);
+      or64(out + at.low + run.byte + 8 * h, n << run.shift);
+    }
+  }
+  if (t == WeightType::Q5_K) {
+    uint64_t masks[4];
+    std::memcpy(masks, in + at.fifth, 32);
+    for (int l = 0; l < 32; ++l)
+      out[at.fifth + static_cast<size_t>(l)] = std::byte{gather_bits(masks[(l % 16) / 4] >> (4 * (l / 16) + l % 4))};
+  }
+  if (t == WeightType::Q6_K) {
+    for (int j = 0; j < 16; ++j) {
+      const uint32_t d = load32(in + at.high + 4 * j);
+      const uint64_t lo = (d & 0x03030303u) | (static_cast<uint64_t>((d >> 2) & 0x03030303u) << 32);
+      const uint64_t hi = ((d >> 4) & 0x03030303u) | (static_cast<uint64_t>((d >> 6) & 0x03030303u) << 32);
+      const size_t to = static_cast<size_t>(32 * (j / 8) + 16 * (j % 2));
+      const int shift = 2 * ((j % 8) / 2);
+      or64(out + at.high + to, lo << shift);
+      or64(out + at.high + to + 8, hi << shift);
+    }
+  }
+}
 }  // namespace
 
 void lane_block_row(WeightType t, int64_t cols, const std::byte* row_major, std::byte* out) {
-  const int64_t nb = cols / kQuantBlock;
   const size_t block = traits(t).block_bytes;
+  if (traits(t).activation == ActivationFormat::Int12x256) {
+    for (int64_t b = 0; b < cols / kSuperBlock; ++b) lane_kquant_block(t, row_major + b * block, out + b * block);
+    return;
+  }
+  const int64_t nb = cols / kQuantBlock;
   for (int64_t b = 0; b < nb; b += kLaneBlocks)
     lane_block_group(t, row_major + b * block, std::min(kLaneBlocks, nb - b), out + b * block);
 }
 
 void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::byte* row_major) {
   const size_t block = traits(t).block_bytes;
+  if (traits(t).activation == ActivationFormat::Int12x256) {
+    for (int64_t b = 0; b < cols / kSuperBlock; ++b) unlane_kquant_block(t, lanes + b * block, row_major + b * block);
+    return;
+  }
   const int64_t nb = cols / kQuantBlock;
   for (int64_t g = 0; g < nb; g += kLaneBlocks) {
     const int64_t n = std::min(kLaneBlocks, nb - g);
@@ -273,14 +399,16 @@ void unlane_block_row(WeightType t, int64_t cols, const std::byte* lanes, std::b
   }
 }
 
-WeightMatrix lane_block_rows(const WeightMatrix& w, std::byte* out) {
-  if (!lane_blockable(w.type) || w.block_lanes) fail("lane_block_rows needs a row-major q4_1, q5_0 or q5_1 matrix");
+namespace {
+// Rows of w converted one by one into `out` by row(type, cols, in, out), a few threads at once.
+WeightMatrix relay_rows(const WeightMatrix& w, std::byte* out, bool lanes,
+                        void (*row)(WeightType, int64_t, const std::byte*, std::byte*)) {
   WeightMatrix lw = w;
   lw.data = out;
-  lw.block_lanes = true;
+  lw.block_lanes = lanes;
   const int64_t workers = conversion_threads(w.rows / 256);
   auto rows = [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) lane_block_row(w.type, w.cols, w.row(r), out + static_cast<size_t>(r) * w.row_bytes);
+    for (int64_t r = begin; r < end; ++r) row(w.type, w.cols, w.row(r), out + static_cast<size_t>(r) * w.row_bytes);
   };
   {
     std::vector<std::jthread> threads;
@@ -288,6 +416,18 @@ WeightMatrix lane_block_rows(const WeightMatrix& w, std::byte* out) {
     rows(0, w.rows / workers);
   }
   return lw;
+}
+}  // namespace
+
+WeightMatrix lane_block_rows(const WeightMatrix& w, std::byte* out) {
+  if (!lane_blockable(w.type) || w.block_lanes)
+    fail("lane_block_rows needs a row-major q4_1, q5_0, q5_1, q4_K, q5_K or q6_K matrix");
+  return relay_rows(w, out, true, lane_block_row);
+}
+
+WeightMatrix unlane_block_rows(const WeightMatrix& w, std::byte* out) {
+  if (!w.block_lanes) fail("unlane_block_rows needs a matrix in the lane layout");
+  return relay_rows(w, out, false, unlane_block_row);
 }
 
 void dequantize_row(const WeightMatrix& w, int64_t r, float* out) {

@@ -62,10 +62,23 @@ std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes);
 //   the packed nibbles (16n bytes) as 4 vectors of 4n bytes: bytes 4i .. 4i + 3 of vector j
 //     are block i's bytes 4j .. 4j + 3 (low nibbles values 4j .., high nibbles 16 + 4j ..).
 // The values, scales and mins are exactly those of the row-major blocks.
+//
+// Lane layout of q4_K, q5_K and q6_K: each super-block keeps its size, its place and every
+// field but the codes', whose bytes are reordered so that a 64-byte vector holds 4 values of
+// each of 16 runs of 16 values, a run a 32-bit lane, so that each lane of a vpdpbusd sums
+// within one sub-block (simd_kquant_dot.inc). Value 16j + 4k + b (j < 16, k, b < 4) has lane
+// position p = 64k + 4j + b:
+//   q4_K, q5_K: the low 4 bits of the value at position p in q[64(k / 2) + 4j + b], the low
+//     nibble for even k; q5_K: its fifth bit is bit p of high_bits (bit p % 8 of byte p / 8);
+//   q6_K: the low 4 bits as q4_K's, in low; the high 2 bits at bits 2k of high[4j + b].
+// Lane order is also the order of the AVX-512 kernels' k-quant activations (simd::KActBlock).
 inline constexpr int64_t kLaneBlocks = 16;
 inline bool lane_blockable(WeightType t) {
-  return t == WeightType::Q4_1 || t == WeightType::Q5_0 || t == WeightType::Q5_1;
+  return t == WeightType::Q4_1 || t == WeightType::Q5_0 || t == WeightType::Q5_1 || t == WeightType::Q4_K ||
+         t == WeightType::Q5_K || t == WeightType::Q6_K;
 }
+// The value at lane position p of a q4_K / q5_K / q6_K super-block.
+constexpr int kquant_lane_value(int p) { return 16 * ((p % 64) / 4) + 4 * (p / 64) + p % 4; }
 // Where a group of n blocks holds its fields, in bytes from its start (the scales at 0).
 struct LaneGroupOffsets {
   int64_t mins, masks, nibbles;
@@ -161,12 +174,14 @@ void interleave_group(const WeightMatrix& iw, int64_t g, const std::byte* rows);
 // What the SIMD kernels multiply w with: its type's format (quant/weight_type.h), but floats
 // for q4_1 / q5_0 / q5_1 rows not in the lane layout (whose integer kernels need it).
 inline ActivationFormat activation_format(const WeightMatrix& w) {
-  return lane_blockable(w.type) && !w.block_lanes ? ActivationFormat::Float : traits(w.type).activation;
+  const ActivationFormat format = traits(w.type).activation;
+  return format == ActivationFormat::Int12x32 && !w.block_lanes ? ActivationFormat::Float : format;
 }
 
-// Writes the lane layout of a row-major q4_1 / q5_0 / q5_1 matrix into `out` (w.bytes()
-// bytes) and returns the matrix that views it.
+// Writes the lane layout of a row-major lane-blockable matrix into `out` (w.bytes() bytes)
+// and returns the matrix that views it; unlane_block_rows the way back.
 WeightMatrix lane_block_rows(const WeightMatrix& w, std::byte* out);
+WeightMatrix unlane_block_rows(const WeightMatrix& w, std::byte* out);
 
 // Writes the tiled form of a row-major or interleaved bf16 / q8_0 / q4_0 matrix into `out`
 // (tiled_bytes bytes) and returns the matrix that views it.

@@ -104,7 +104,7 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   const bool aligned = reinterpret_cast<uintptr_t>(w.data) % data_alignment(w.type) == 0;
   const WeightType target = target_type.value_or(w.type);
   // Used in place from the map, as stored, unless the CPU kernels want their own layout: bf16
-  // with AMX in tiles, q4_1 / q5_0 / q5_1 in lanes (weight_matrix.h). A file's own q8_0 / q4_0
+  // with AMX in tiles, q4_1 / q5_0 / q5_1 and the k-quants in lanes (weight_matrix.h). A file's own q8_0 / q4_0
   // rows always run row-major, in llama.cpp's order of block sums (CpuFeatures::amx_int8).
   const bool relay = (cpu_layout_tiles(w) && !interleavable(w.type)) || (lane_blockable(w.type) && cpu_layout_differs(w));
   if (target == w.type && aligned && !relay) {

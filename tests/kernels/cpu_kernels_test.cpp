@@ -55,7 +55,7 @@ Matrix interleaved(const Matrix& m) {
   return out;
 }
 
-// The same values in the lane layout the model loads q4_1, q5_0 and q5_1 into.
+// The same values in the lane layout the model loads q4_1, q5_0, q5_1 and the k-quants into.
 Matrix lane_blocked(const Matrix& m) {
   Matrix out;
   out.bytes.resize(m.bytes.size());
@@ -182,8 +182,9 @@ TEST_F(SimdTargets, MatmulMatchesReferenceForEveryTypeAndShape) {
   });
 }
 
-// q4_1, q5_0 and q5_1 go into lanes where CpuFeatures::lanes says (the AVX-512 paths) and back
-// to row-major where it does not, the bytes as they were; the kernels say which they run.
+// q4_1, q5_0, q5_1 and the k-quants go into lanes where CpuFeatures::lanes says (the AVX-512
+// paths) and back to row-major where it does not, the bytes as they were; the kernels say which
+// they run.
 TEST(CpuLayout, LanesFollowTheFeatures) {
   std::mt19937 rng(5);
   CpuFeatures with, without;
@@ -203,6 +204,18 @@ TEST(CpuLayout, LanesFollowTheFeatures) {
     EXPECT_FALSE(back.block_lanes);
     EXPECT_EQ(std::memcmp(back.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
     EXPECT_NE(CpuKernels(pool, without).matmul_path(back, 1).find("decoded to f32"), std::string::npos);
+  }
+  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    const Matrix m = make_matrix(type, 3, 768, rng);
+    EXPECT_TRUE(cpu_layout_differs(m.w, with));
+    EXPECT_FALSE(cpu_layout_differs(m.w, without));
+    std::unique_ptr<std::byte[]> laid_bytes, back_bytes;
+    const WeightMatrix laid = cpu_layout(m.w, laid_bytes, with);
+    EXPECT_TRUE(laid.block_lanes);
+    EXPECT_NE(std::memcmp(laid.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
+    const WeightMatrix back = cpu_layout(laid, back_bytes, without);
+    EXPECT_FALSE(back.block_lanes);
+    EXPECT_EQ(std::memcmp(back.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -289,6 +290,89 @@ TEST(WeightMatrix, LaneLayoutHoldsTheSameBytes) {
       }
     }
   }
+  for (WeightType t : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    for (int64_t cols : {256, 768, 4864}) {
+      SCOPED_TRACE(std::string(weight_type_name(t)) + " cols " + std::to_string(cols));
+      const QuantizedMatrix m = quantized(t, 3, cols, static_cast<uint32_t>(cols));
+      std::vector<std::byte> out(m.bytes.size()), back(m.bytes.size());
+      const WeightMatrix lw = lane_block_rows(m.w, out.data());
+      EXPECT_TRUE(lw.block_lanes);
+      EXPECT_EQ(lw.bytes(), m.w.bytes());
+      std::vector<float> a(static_cast<size_t>(cols)), b(a.size());
+      for (int64_t r = 0; r < 3; ++r) {
+        unlane_block_row(t, cols, lw.row(r), back.data() + r * m.w.row_bytes);
+        dequantize_row(m.w, r, a.data());
+        dequantize_row(lw, r, b.data());
+        ASSERT_EQ(a, b) << "row " << r;
+      }
+      EXPECT_EQ(back, m.bytes);
+      EXPECT_NE(out, m.bytes);
+    }
+  }
+}
+
+TEST(WeightMatrix, KQuantLaneLayoutMovesEveryBit) {
+  // Random bytes: every bit of a k-quant super-block is a scale's or a code's, so the layout
+  // and back must give each byte again, and one code bit flipped must move one bit.
+  std::mt19937 rng(5);
+  for (WeightType t : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    SCOPED_TRACE(weight_type_name(t));
+    const size_t bytes = traits(t).block_bytes;
+    std::vector<std::byte> in(2 * bytes), laid(in.size()), back(in.size());
+    for (auto& b : in) b = std::byte{static_cast<uint8_t>(rng())};
+    lane_block_row(t, 2 * kSuperBlock, in.data(), laid.data());
+    unlane_block_row(t, 2 * kSuperBlock, laid.data(), back.data());
+    EXPECT_EQ(back, in);
+    auto bits = [](const std::vector<std::byte>& v) {
+      int n = 0;
+      for (std::byte b : v) n += std::popcount(static_cast<uint8_t>(b));
+      return n;
+    };
+    EXPECT_EQ(bits(laid), bits(in));
+  }
+}
+
+// A row-major k-quant block's code of value v (0..63 for q6_K, before the 32 comes off), as
+// ggml lays the blocks out (quant/blocks.h).
+int row_major_code(WeightType t, const std::byte* block, int v) {
+  if (t == WeightType::Q6_K) {
+    const auto& b = *reinterpret_cast<const BlockQ6_K*>(block);
+    const int h = v / 128, k = (v % 128) / 32, l = v % 32;
+    const int low = b.low[64 * h + 32 * (k % 2) + l];
+    return (k >= 2 ? low >> 4 : low & 15) | (((b.high[32 * h + l] >> (2 * k)) & 3) << 4);
+  }
+  const uint8_t* q = t == WeightType::Q4_K ? reinterpret_cast<const BlockQ4_K*>(block)->q : reinterpret_cast<const BlockQ5_K*>(block)->q;
+  const int byte = q[32 * (v / 64) + v % 32];
+  int code = v % 64 < 32 ? byte & 15 : byte >> 4;
+  if (t == WeightType::Q5_K) code |= ((reinterpret_cast<const BlockQ5_K*>(block)->high_bits[v % 32] >> (v / 32)) & 1) << 4;
+  return code;
+}
+
+TEST(WeightMatrix, KQuantLaneBytesAreWhereTheHeaderSays) {
+  std::mt19937 rng(6);
+  for (WeightType t : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
+    SCOPED_TRACE(weight_type_name(t));
+    std::vector<std::byte> in(traits(t).block_bytes), laid(in.size());
+    for (auto& b : in) b = std::byte{static_cast<uint8_t>(rng())};
+    lane_block_row(t, kSuperBlock, in.data(), laid.data());
+    const size_t low = t == WeightType::Q4_K ? offsetof(BlockQ4_K, q) : t == WeightType::Q5_K ? offsetof(BlockQ5_K, q) : 0;
+    const auto* l = reinterpret_cast<const uint8_t*>(laid.data());
+    for (int p = 0; p < 256; ++p) {
+      const int k = p / 64, j = (p % 64) / 4, b = p % 4;
+      const int v = kquant_lane_value(p);
+      ASSERT_EQ(v, 16 * j + 4 * k + b);
+      int code = (l[low + 64 * (k / 2) + 4 * j + b] >> (4 * (k % 2))) & 15;
+      if (t == WeightType::Q5_K) code |= ((l[offsetof(BlockQ5_K, high_bits) + p / 8] >> (p % 8)) & 1) << 4;
+      if (t == WeightType::Q6_K) code |= ((l[offsetof(BlockQ6_K, high) + 4 * j + b] >> (2 * k)) & 3) << 4;
+      ASSERT_EQ(code, row_major_code(t, in.data(), v)) << "position " << p;
+    }
+    // The scales stay where they are.
+    if (t == WeightType::Q6_K) {
+      EXPECT_EQ(std::memcmp(l + offsetof(BlockQ6_K, scales), reinterpret_cast<const uint8_t*>(in.data()) + offsetof(BlockQ6_K, scales), 18), 0);
+    } else {
+      EXPECT_EQ(std::memcmp(l, in.data(), 16), 0);
+    }
+  }
 }
 
 TEST(WeightMatrix, LaneBytesAreWhereTheHeaderSays) {
@@ -323,7 +407,7 @@ TEST(WeightMatrix, LaneBytesAreWhereTheHeaderSays) {
 TEST(WeightMatrix, LaneLayoutNeedsARowMajorQ4_1OrQ5Matrix) {
   const QuantizedMatrix q = quantized(WeightType::Q4_0, 2, 64, 1);
   std::vector<std::byte> out(q.bytes.size());
-  EXPECT_NE(test::thrown_error([&] { lane_block_rows(q.w, out.data()); }).find("q4_1, q5_0 or q5_1"), std::string::npos);
+  EXPECT_NE(test::thrown_error([&] { lane_block_rows(q.w, out.data()); }).find("q4_1, q5_0, q5_1, q4_K, q5_K or q6_K"), std::string::npos);
   const QuantizedMatrix q5 = quantized(WeightType::Q5_0, 2, 64, 1);
   std::vector<std::byte> laid(q5.bytes.size()), again(q5.bytes.size());
   const WeightMatrix lw = lane_block_rows(q5.w, laid.data());
