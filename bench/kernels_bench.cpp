@@ -140,7 +140,7 @@ void KQuant7BShapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Matmul)->Name("BM_MatmulKQuant7B")->Apply(KQuant7BShapes)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// q4_K, q5_K and q6_K rows (a GGUF's, row-major) through the tiles against the vector kernels
+// q4_K, q5_K and q6_K rows (in lanes, as the model lays out a GGUF's) through the tiles against the vector kernels
 // (the same bits): ffn_down, 2 threads, a prefill block and pp512 with all this CPU has (2)
 // and without AMX (1), and the tokens from which the tiles win (3: tiles whatever the tokens).
 void KQuantTileShapes(benchmark::internal::Benchmark* b) {
