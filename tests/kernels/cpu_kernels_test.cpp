@@ -190,32 +190,24 @@ TEST(CpuLayout, LanesFollowTheFeatures) {
   CpuFeatures with, without;
   with.lanes = true;
   ThreadPool pool(1);
-  for (WeightType type : {WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1}) {
-    const Matrix m = make_matrix(type, 3, 544, rng);
-    EXPECT_TRUE(cpu_layout_differs(m.w, with));
-    EXPECT_FALSE(cpu_layout_differs(m.w, without));
-    std::unique_ptr<std::byte[]> laid_bytes, back_bytes;
-    const WeightMatrix laid = cpu_layout(m.w, laid_bytes, with);
-    EXPECT_TRUE(laid.block_lanes);
-    EXPECT_FALSE(cpu_layout_differs(laid, with));
-    EXPECT_TRUE(cpu_layout_differs(laid, without));
-    EXPECT_NE(CpuKernels(pool, with).matmul_path(laid, 1).find("a block a lane"), std::string::npos);
-    const WeightMatrix back = cpu_layout(laid, back_bytes, without);
-    EXPECT_FALSE(back.block_lanes);
-    EXPECT_EQ(std::memcmp(back.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
-    EXPECT_NE(CpuKernels(pool, without).matmul_path(back, 1).find("decoded to f32"), std::string::npos);
-  }
-  for (WeightType type : {WeightType::Q4_K, WeightType::Q5_K, WeightType::Q6_K}) {
-    const Matrix m = make_matrix(type, 3, 768, rng);
+  for (WeightType type : {WeightType::Q4_1, WeightType::Q5_0, WeightType::Q5_1, WeightType::Q4_K, WeightType::Q5_K,
+                          WeightType::Q6_K}) {
+    const bool kquant = traits(type).block_values == kSuperBlock;
+    const Matrix m = make_matrix(type, 3, kquant ? 768 : 544, rng);
     EXPECT_TRUE(cpu_layout_differs(m.w, with));
     EXPECT_FALSE(cpu_layout_differs(m.w, without));
     std::unique_ptr<std::byte[]> laid_bytes, back_bytes;
     const WeightMatrix laid = cpu_layout(m.w, laid_bytes, with);
     EXPECT_TRUE(laid.block_lanes);
     EXPECT_NE(std::memcmp(laid.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
+    EXPECT_FALSE(cpu_layout_differs(laid, with));
+    EXPECT_TRUE(cpu_layout_differs(laid, without));
+    EXPECT_NE(CpuKernels(pool, with).matmul_path(laid, 1).find(kquant ? "in lanes" : "a block a lane"), std::string::npos);
     const WeightMatrix back = cpu_layout(laid, back_bytes, without);
     EXPECT_FALSE(back.block_lanes);
     EXPECT_EQ(std::memcmp(back.data, m.w.data, m.w.bytes()), 0) << weight_type_name(type);
+    EXPECT_NE(CpuKernels(pool, without).matmul_path(back, 1).find(kquant ? "integer dot products, 12-bit" : "decoded to f32"),
+              std::string::npos);
   }
 }
 
