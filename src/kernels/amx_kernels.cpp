@@ -968,6 +968,10 @@ void PrepareKQuant(WeightType type, const float* x, int64_t n, int64_t begin, in
   auto* pairs = const_cast<int32_t*>(a.sum_pairs);
   for (int64_t t = begin; t < end; ++t) {
     simd::prepare_rows(type, x + t * cols, 1, cols, reinterpret_cast<std::byte*>(blocks.data()));
+    // The weight tiles are lane-laid; so must the values be whatever target prepared them (a
+    // test may force one without lanes).
+    if (!simd::kquant_activations_in_lanes())
+      for (simd::KActBlock& k : blocks) simd::kquant_act_to_lane_order(k);
     for (int64_t b = 0; b < a.nb; ++b) {
       const simd::KActBlock& k = blocks[static_cast<size_t>(b)];
       for (int s = 0; s < kKSteps; ++s) {

@@ -104,24 +104,8 @@ void QuantizeBlock32(const float* v, ActBlock& out) {
 // row-major elsewhere; the activations follow it (KActBlock).
 constexpr bool kKQuantLanes = GLASS_X86_INT8 && HWY_TARGET <= HWY_AVX3;
 
-// 256 values as KActBlock says. The rounding is to nearest even, vectorized. On AVX-512 the
-// values are then put in lane order (weight_matrix.h), the order of the lane-laid weights the
-// kernels there read: position 64k + 4j + b holds value 16j + 4k + b, so a run of 4 values
-// keeps together and run 4j + k moves to 16k + j.
-HWY_INLINE void KActToLaneOrder(KActBlock& out) {
-  int16_t x[256];
-  int8_t hi[256], lo[256];
-  std::memcpy(x, out.x, sizeof x);
-  std::memcpy(hi, out.hi, sizeof hi);
-  std::memcpy(lo, out.lo, sizeof lo);
-  for (int j = 0; j < 16; ++j)
-    for (int k = 0; k < 4; ++k) {
-      std::memcpy(out.x + 64 * k + 4 * j, x + 16 * j + 4 * k, 8);
-      std::memcpy(out.hi + 64 * k + 4 * j, hi + 16 * j + 4 * k, 4);
-      std::memcpy(out.lo + 64 * k + 4 * j, lo + 16 * j + 4 * k, 4);
-    }
-}
-
+// 256 values as KActBlock says. The rounding is to nearest even, vectorized; on AVX-512 the
+// values then go into lane order (kquant_act_to_lane_order).
 void QuantizeKBlock(const float* v, KActBlock& out) {
   const DF df;
   const hn::RebindToSigned<DF> di;
@@ -148,7 +132,7 @@ void QuantizeKBlock(const float* v, KActBlock& out) {
   }
   for (int s = 0; s < 16; ++s) out.sums[s] = static_cast<int16_t>(sums[s]);
   std::memset(out.padding, 0, sizeof(out.padding));
-  if constexpr (kKQuantLanes) KActToLaneOrder(out);
+  if constexpr (kKQuantLanes) kquant_act_to_lane_order(out);
 }
 
 // One token's row of cols values as LaneActGroups (LaneActGroup says how): the rounding to
@@ -1654,6 +1638,7 @@ float SumFloats(const float* p, int64_t count) {
 }
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+bool KQuantInLanes() { return kKQuantLanes; }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace glass::simd
@@ -1673,8 +1658,25 @@ HWY_EXPORT(Rope);
 HWY_EXPORT(AttentionScratchFloats);
 HWY_EXPORT(SumFloats);
 HWY_EXPORT(AttentionTasks);
+HWY_EXPORT(KQuantInLanes);
 
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+bool kquant_activations_in_lanes() { return HWY_DYNAMIC_DISPATCH(KQuantInLanes)(); }
+// Position 64k + 4j + b takes value 16j + 4k + b (kquant_lane_value): runs of 4 values keep
+// together, run 4j + k moving to 16k + j.
+void kquant_act_to_lane_order(KActBlock& a) {
+  int16_t x[256];
+  int8_t hi[256], lo[256];
+  std::memcpy(x, a.x, sizeof x);
+  std::memcpy(hi, a.hi, sizeof hi);
+  std::memcpy(lo, a.lo, sizeof lo);
+  for (int j = 0; j < 16; ++j)
+    for (int k = 0; k < 4; ++k) {
+      std::memcpy(a.x + 64 * k + 4 * j, x + 16 * j + 4 * k, 8);
+      std::memcpy(a.hi + 64 * k + 4 * j, hi + 16 * j + 4 * k, 4);
+      std::memcpy(a.lo + 64 * k + 4 * j, lo + 16 * j + 4 * k, 4);
+    }
+}
 std::vector<int64_t> available_targets() { return hwy::SupportedAndGeneratedTargets(); }
 void force_target(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 const char* name_of_target(int64_t target) { return hwy::TargetName(target); }

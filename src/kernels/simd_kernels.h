@@ -54,6 +54,10 @@ struct KActBlock {
   int32_t padding[7];  // a whole number of cache lines
 };
 static_assert(sizeof(KActBlock) == 1088);
+// A KActBlock's x, hi and lo from value order into lane order; whether prepare_rows writes
+// them in lane order (the AVX-512 target) or in value order (the others).
+void kquant_act_to_lane_order(KActBlock& a);
+bool kquant_activations_in_lanes();
 
 // Activations for the q4_1 / q5_0 / q5_1 kernels (simd_lane_dot.inc): per 32-value block
 // X = round(x / d), d = amax / 2047, |X| <= 2047, as two byte planes X = 16 hi + lo; the

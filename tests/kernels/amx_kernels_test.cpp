@@ -701,6 +701,18 @@ TEST_P(AmxKernels, KQuantTilesAreBitIdenticalToTheVectorKernels) {
       }
     }
   }
+  // Under a target whose activations are not in lane order (forced, as the SimdTargets tests
+  // do), the tiles put them in it: the same bits.
+  const Matrix m = row_major(WeightType::Q4_K, 19, 768, rng);
+  const auto x = randn(static_cast<size_t>(16 * 768), rng);
+  CpuKernels plain(three, CpuFeatures{}), tiles(three, always_tiles);
+  const auto expect = matmul(plain, m.w, x, 16, nullptr);
+  for (int64_t target : simd::available_targets()) {
+    simd::force_target(target);
+    SCOPED_TRACE(simd::name_of_target(target));
+    EXPECT_EQ(matmul(tiles, m.w, x, 16, nullptr), expect);
+  }
+  simd::force_target(0);
 }
 
 // A tiled matrix under kernels without AMX (a test, or a permission lost after loading) still
