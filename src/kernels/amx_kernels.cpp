@@ -818,11 +818,13 @@ inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16]
   const __m512i scale_words = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scale)));
   const __m512i m = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11,
                                      10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  __m512i scales[2];  // the same for every step
+  for (int u = 0; u < 2; ++u) {
+    const __m512i run = _mm512_add_epi16(_mm512_set1_epi16(static_cast<int16_t>(8 * u)), _mm512_srli_epi16(m, 2));
+    scales[u] = _mm512_permutexvar_epi16(kquant_has_mins(Type) ? _mm512_srli_epi16(run, 1) : run, scale_words);
+  }
   for (int s = 0; s < kKSteps; ++s) {
     for (int u = 0; u < 2; ++u) {  // lane positions 64 s + 32 u .. + 31
-      const __m512i run = _mm512_add_epi16(_mm512_set1_epi16(static_cast<int16_t>(8 * u)), _mm512_srli_epi16(m, 2));
-      const __m512i scales =
-          _mm512_permutexvar_epi16(kquant_has_mins(Type) ? _mm512_srli_epi16(run, 1) : run, scale_words);
       __m256i codes;
       if constexpr (kquant_has_mins(Type)) {
         // The low 4 bits in q[64 (s / 2) + 32 u ..], nibble s % 2; q5_K's fifth bits are bits
@@ -839,7 +841,7 @@ inline void UnpackKQuantRow(const std::byte* block, int i, int8_t (*rows)[2][16]
       }
       __m512i words = _mm512_cvtepu8_epi16(codes);
       if constexpr (!kquant_has_mins(Type)) words = _mm512_sub_epi16(words, _mm512_set1_epi16(32));
-      const __m512i w = _mm512_mullo_epi16(words, scales);  // |w| <= 63 x 31 or 128 x 32
+      const __m512i w = _mm512_mullo_epi16(words, scales[u]);  // |w| <= 63 x 31 or 128 x 32
       StoreBytes(rows[s][0][i] + 32 * u, _mm512_srai_epi16(w, 6));
       StoreBytes(rows[s][1][i] + 32 * u, _mm512_and_si512(w, _mm512_set1_epi16(63)));
     }

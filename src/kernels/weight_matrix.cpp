@@ -256,6 +256,9 @@ NibbleRun row_major_nibbles(WeightType t, int j) {
   if (t == WeightType::Q6_K) return {static_cast<size_t>(64 * (j / 8) + 32 * ((j / 2) % 2) + 16 * (j % 2)), 4 * ((j / 4) % 2)};
   return {static_cast<size_t>(32 * (j / 4) + 16 * (j % 2)), 4 * ((j / 2) % 2)};
 }
+// Where run j's high 2 bits lie in a row-major q6_K block (value 128h + 32k + l's at bits 2k of
+// high[32h + l]): the pair at `shift` of 16 bytes from `byte` of high.
+NibbleRun row_major_high_pairs(int j) { return {static_cast<size_t>(32 * (j / 8) + 16 * (j % 2)), 2 * ((j % 8) / 2)}; }
 uint64_t load64(const std::byte* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -316,11 +319,11 @@ void lane_kquant_block(WeightType t, const std::byte* in, std::byte* out) {
     }
     std::memcpy(out + at.fifth, masks, 32);
   }
-  if (t == WeightType::Q6_K) {  // row-major: value 128h + 32k + l's high 2 bits at bits 2k of high[32h + l]
+  if (t == WeightType::Q6_K) {
     for (int j = 0; j < 16; ++j) {
-      const size_t from = static_cast<size_t>(32 * (j / 8) + 16 * (j % 2));
-      const int shift = 2 * ((j % 8) / 2);
-      const uint64_t lo = (load64(in + at.high + from) >> shift) & kPairs, hi = (load64(in + at.high + from + 8) >> shift) & kPairs;
+      const NibbleRun run = row_major_high_pairs(j);
+      const uint64_t lo = (load64(in + at.high + run.byte) >> run.shift) & kPairs;
+      const uint64_t hi = (load64(in + at.high + run.byte + 8) >> run.shift) & kPairs;
       store32(out + at.high + 4 * j, static_cast<uint32_t>(lo | ((lo >> 32) << 2) | (hi << 4) | ((hi >> 32) << 6)));
     }
   }
@@ -351,10 +354,9 @@ void unlane_kquant_block(WeightType t, const std::byte* in, std::byte* out) {
       const uint32_t d = load32(in + at.high + 4 * j);
       const uint64_t lo = (d & 0x03030303u) | (static_cast<uint64_t>((d >> 2) & 0x03030303u) << 32);
       const uint64_t hi = ((d >> 4) & 0x03030303u) | (static_cast<uint64_t>((d >> 6) & 0x03030303u) << 32);
-      const size_t to = static_cast<size_t>(32 * (j / 8) + 16 * (j % 2));
-      const int shift = 2 * ((j % 8) / 2);
-      or64(out + at.high + to, lo << shift);
-      or64(out + at.high + to + 8, hi << shift);
+      const NibbleRun run = row_major_high_pairs(j);
+      or64(out + at.high + run.byte, lo << run.shift);
+      or64(out + at.high + run.byte + 8, hi << run.shift);
     }
   }
 }
