@@ -129,8 +129,8 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
   WeightMatrix out;
   std::unique_ptr<std::byte[]> bytes;
   if (lane_blockable(w.type)) {  // into lanes, or back to row-major
-    bytes = std::make_unique<std::byte[]>(w.bytes());
-    out = w.block_lanes ? unlane_block_rows(w, bytes.get()) : lane_block_rows(w, bytes.get());
+    std::byte* const at = aligned_bytes(bytes, w.bytes());
+    out = w.block_lanes ? unlane_block_rows(w, at) : lane_block_rows(w, at);
   } else if (tiles_for(w, features)) {
     out = tiled_view(w, aligned_bytes(bytes, tiled_bytes(w.type, w.rows, w.cols)));
     // Groups are independent: a few threads make loading a large model that much faster.
@@ -157,16 +157,15 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
       row_major.data = rm.get();
     }
     if (interleavable(w.type) && w.rows >= kInterleaveRows) {
-      bytes = std::make_unique<std::byte[]>(row_major.bytes());
-      out = interleave_rows(row_major, bytes.get());
+      out = interleave_rows(row_major, aligned_bytes(bytes, row_major.bytes()));
     } else if (rm) {
       bytes = std::move(rm);
       out = row_major;
     } else {  // row-major already, with bytes that are not storage's: a copy of its own
-      bytes = std::make_unique<std::byte[]>(row_major.bytes());
-      std::memcpy(bytes.get(), row_major.data, row_major.bytes());
+      std::byte* const at = aligned_bytes(bytes, row_major.bytes());
+      std::memcpy(at, row_major.data, row_major.bytes());
       out = row_major;
-      out.data = bytes.get();
+      out.data = at;
     }
   }
   storage = std::move(bytes);

@@ -1,5 +1,7 @@
 #include "kernels/weight_matrix.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -87,8 +89,17 @@ size_t tiled_group_bytes(WeightType t, int64_t cols) {
 }
 
 std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes) {
-  storage = std::make_unique<std::byte[]>(bytes + 64);
+  // Not zeroed: a pass over a large matrix would fault in all its pages on one thread before
+  // the real writes.
+  storage.reset(new std::byte[bytes + 64]);
   const auto address = reinterpret_cast<uintptr_t>(storage.get());
+  // Weights in 2 MiB pages where the kernel allows it (transparent huge pages, "madvise" mode):
+  // decode streams every weight once a token, and with 4 KiB pages a TLB miss every 4 KiB
+  // costs it about a tenth (docs/performance.md). Only whole huge pages inside the buffer.
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const uintptr_t first = (address + kHugePage - 1) / kHugePage * kHugePage;
+  const uintptr_t last = (address + bytes) / kHugePage * kHugePage;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
   return storage.get() + (64 - address % 64) % 64;
 }
 

@@ -48,7 +48,8 @@ inline bool tileable(WeightType t) { return t == WeightType::BF16 || interleavab
 // Bytes of one group of kTileRows rows, and of a whole rows x cols matrix, tiled.
 size_t tiled_group_bytes(WeightType t, int64_t cols);
 size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols);
-// `bytes` bytes starting on a 64-byte boundary inside `storage` (allocated 64 bytes larger).
+// `bytes` bytes starting on a 64-byte boundary inside `storage` (allocated 64 bytes larger),
+// left unwritten for the caller to fill.
 std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes);
 
 // Lane layout of q4_1, q5_0 and q5_1 (`block_lanes`): each row's 32-value blocks in groups

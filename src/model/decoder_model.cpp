@@ -146,14 +146,17 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   const bool relaid = cpu_layout_differs(dst);
   const bool interleave = relaid && !cpu_layout_tiles(dst) && interleavable(target) && rows >= kInterleaveRows;
   std::unique_ptr<std::byte[]> buffer;
-  if (relaid && !interleave && scratch_bytes_ < converted_bytes) {
-    scratch_.reset();
-    scratch_.reset(new std::byte[converted_bytes]);
-    scratch_bytes_ = converted_bytes;
-  } else if (!relaid || interleave) {
-    buffer.reset(new std::byte[converted_bytes]);
+  std::byte* converted;
+  if (relaid && !interleave) {
+    if (scratch_bytes_ < converted_bytes) {
+      scratch_.reset();
+      scratch_at_ = aligned_bytes(scratch_, converted_bytes);
+      scratch_bytes_ = converted_bytes;
+    }
+    converted = scratch_at_;
+  } else {
+    converted = aligned_bytes(buffer, converted_bytes);
   }
-  std::byte* const converted = relaid && !interleave ? scratch_.get() : buffer.get();
   WeightMatrix laid = dst;  // the interleaved result
   laid.data = converted;
   laid.interleaved = interleave;

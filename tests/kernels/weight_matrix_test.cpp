@@ -5,8 +5,12 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/half.h"
@@ -173,6 +177,44 @@ TEST(WeightMatrix, VectorizedWideningGivesTheScalarFloats) {
   }
   float out = 0;
   EXPECT_FALSE(simd::widen_to_float(WeightType::F32, nullptr, &out, 0));
+}
+
+// The VmFlags of the mapping that holds `address`, from /proc/self/smaps ("" if none does).
+std::string vm_flags_at(uintptr_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > line.find(' ')) {
+      inside = begin <= address && address < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(WeightMatrix, AlignedBytesStartOnALineAndAskForHugePages) {
+  for (const size_t bytes : {size_t{1}, size_t{4097}, size_t{9} << 20}) {
+    std::unique_ptr<std::byte[]> storage;
+    std::byte* const at = aligned_bytes(storage, bytes);
+    const auto address = reinterpret_cast<uintptr_t>(at);
+    EXPECT_EQ(address % 64, 0u) << bytes;
+    EXPECT_GE(at, storage.get());
+    EXPECT_LE(at + bytes, storage.get() + bytes + 64);
+    std::memset(at, 1, bytes);  // every byte is the caller's
+    if (bytes < (size_t{4} << 20)) continue;
+    if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
+      GTEST_SKIP() << "this kernel has no transparent huge pages";
+    // 9 MiB holds at least 3 whole 2 MiB pages, each advised (VmFlags "hg"), whatever the
+    // system's transparent huge page setting.
+    const uintptr_t huge = uintptr_t{2} << 20;
+    const uintptr_t inside = (address + huge - 1) / huge * huge + huge;
+    const std::string flags = vm_flags_at(inside);
+    ASSERT_FALSE(flags.empty()) << "no mapping holds the buffer in /proc/self/smaps";
+    EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+  }
 }
 
 TEST(WeightMatrix, RowBytes) {
