@@ -148,13 +148,13 @@ WeightMatrix cpu_layout(const WeightMatrix& w, std::unique_ptr<std::byte[]>& sto
     if (w.tiled || w.interleaved) {
       row_major.tiled = row_major.interleaved = false;
       row_major.row_bytes = weight_row_bytes(w.type, w.cols);
-      rm = std::make_unique<std::byte[]>(row_major.bytes());
+      std::byte* const rows = aligned_bytes(rm, row_major.bytes());
       std::vector<float> values(static_cast<size_t>(w.cols));
       for (int64_t r = 0; r < w.rows; ++r) {
         dequantize_row(w, r, values.data());
-        quantize_row(w.type, values.data(), w.cols, rm.get() + static_cast<size_t>(r) * row_major.row_bytes);
+        quantize_row(w.type, values.data(), w.cols, rows + static_cast<size_t>(r) * row_major.row_bytes);
       }
-      row_major.data = rm.get();
+      row_major.data = rows;
     }
     if (interleavable(w.type) && w.rows >= kInterleaveRows) {
       out = interleave_rows(row_major, aligned_bytes(bytes, row_major.bytes()));

@@ -93,9 +93,9 @@ std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes) {
   // the real writes.
   storage.reset(new std::byte[bytes + 64]);
   const auto address = reinterpret_cast<uintptr_t>(storage.get());
-  // Weights in 2 MiB pages where the kernel allows it (transparent huge pages, "madvise" mode):
-  // decode streams every weight once a token, and with 4 KiB pages a TLB miss every 4 KiB
-  // costs it about a tenth (docs/performance.md). Only whole huge pages inside the buffer.
+  // Weights in 2 MiB pages where the kernel allows it (transparent huge pages): decode streams
+  // every weight once a token, and a TLB miss every 4 KiB cost it about 6% on the AVX-512 VM
+  // (docs/performance.md). Only whole huge pages inside the buffer.
   constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
   const uintptr_t first = (address + kHugePage - 1) / kHugePage * kHugePage;
   const uintptr_t last = (address + bytes) / kHugePage * kHugePage;

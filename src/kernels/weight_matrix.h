@@ -49,7 +49,8 @@ inline bool tileable(WeightType t) { return t == WeightType::BF16 || interleavab
 size_t tiled_group_bytes(WeightType t, int64_t cols);
 size_t tiled_bytes(WeightType t, int64_t rows, int64_t cols);
 // `bytes` bytes starting on a 64-byte boundary inside `storage` (allocated 64 bytes larger),
-// left unwritten for the caller to fill.
+// left unwritten for the caller to fill; its whole 2 MiB pages are advised MADV_HUGEPAGE.
+// Every weight matrix glass lays out or converts into memory of its own comes from here.
 std::byte* aligned_bytes(std::unique_ptr<std::byte[]>& storage, size_t bytes);
 
 // Lane layout of q4_1, q5_0 and q5_1 (`block_lanes`): each row's 32-value blocks in groups

@@ -251,6 +251,7 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   lm_head_ = c.tie_word_embeddings ? embed_ : matrix(n.output, -1, -1, c.vocab_size, h, wt);
   // The layers' matrices are far smaller than the vocabulary's: a scratch of their size.
   scratch_.reset();
+  scratch_at_ = nullptr;
   scratch_bytes_ = 0;
   final_norm_ = vector(n.output_norm, -1, h);
   layers_.resize(static_cast<size_t>(c.num_layers));
@@ -297,6 +298,7 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   in_place_.clear();
   in_place_.shrink_to_fit();
   scratch_.reset();
+  scratch_at_ = nullptr;
   scratch_bytes_ = 0;
 }
 
