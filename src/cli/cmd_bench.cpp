@@ -199,6 +199,7 @@ Command add_bench_command(CLI::App& app) {
             // The model's peak, taken before the bandwidth probe: its buffer (512 MiB) is
             // the probe's, not the model's.
             const size_t peak_rss = peak_rss_bytes();
+            const std::optional<size_t> huge_pages = huge_page_bytes();
             double bandwidth = 0;
             if (!o->no_bandwidth) {
               ThreadPool pool(backend.threads());
@@ -243,6 +244,7 @@ Command add_bench_command(CLI::App& app) {
                         {"tg_tok_s", std::round(best_tg * 10) / 10},
                         {"load_s", load_s},
                         {"peak_rss_bytes", peak_rss},
+                        {"huge_page_bytes", huge_pages ? Json(*huge_pages) : Json()},
                         {"weight_bytes", model.matrix_bytes()},
                         {"kv_cache_bytes", kv_bytes},
                         {"decode_weight_bytes", model.decode_weight_bytes()},
@@ -282,8 +284,10 @@ Command add_bench_command(CLI::App& app) {
                                                     " experts per layer").c_str()
                                           : "");
             std::printf("backend    %s, KV cache %s\n", backend.description().c_str(), kv_type_name(kv));
-            std::printf("load       %.2f s, peak RSS %s\n", load_s,
-                        peak_memory_text(peak_rss, model.matrix_bytes(), kv_bytes).c_str());
+            std::printf("load       %.2f s, peak RSS %s%s\n", load_s,
+                        peak_memory_text(peak_rss, model.matrix_bytes(), kv_bytes).c_str(),
+                        huge_pages ? str_cat(", ", format_bytes(static_cast<double>(*huge_pages)), " in 2 MiB pages").c_str()
+                                   : "");
             if (cpu != nullptr)
               std::printf("path       prefill %s (%s), decode %s\n", prefill_path.name.c_str(),
                           prefill_path.how.empty() ? "scalar" : prefill_path.how.c_str(), decode_path.name.c_str());

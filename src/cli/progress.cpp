@@ -5,9 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
 
 #include "base/error.h"
 
@@ -45,6 +49,34 @@ size_t peak_rss_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<size_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::optional<size_t> anon_huge_page_bytes_of(std::string_view smaps_rollup) {
+  constexpr std::string_view kField = "AnonHugePages:";
+  size_t at = 0;
+  while (at < smaps_rollup.size()) {
+    const size_t end = std::min(smaps_rollup.find('\n', at), smaps_rollup.size());
+    std::string_view line = smaps_rollup.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(kField)) continue;
+    line.remove_prefix(kField.size());
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    size_t kib = 0;
+    const auto [rest, error] = std::from_chars(line.data(), line.data() + line.size(), kib);
+    if (error != std::errc{} || std::string_view(rest, line.data() + line.size()) != " kB" ||
+        kib > std::numeric_limits<size_t>::max() / 1024)
+      return std::nullopt;
+    return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> huge_page_bytes() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return anon_huge_page_bytes_of(text.str());
 }
 
 std::string peak_memory_text(size_t peak, size_t weights, std::optional<size_t> kv_cache) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace glass::cli {
 
@@ -20,6 +21,12 @@ std::string progress_line(const std::string& label, double fraction, const std::
 
 // The peak resident memory of this process so far (getrusage's high-water mark).
 size_t peak_rss_bytes();
+// This process's anonymous memory in 2 MiB pages now (transparent huge pages, which the
+// weights glass lays out ask for), from /proc/self/smaps_rollup; nullopt where that file or
+// its AnonHugePages line is missing.
+std::optional<size_t> huge_page_bytes();
+// The AnonHugePages line of a smaps_rollup text ("AnonHugePages:    98304 kB"), in bytes.
+std::optional<size_t> anon_huge_page_bytes_of(std::string_view smaps_rollup);
 // "4.1 GiB (weights 3.9 GiB, KV cache 24.0 MiB, other 190 MiB)": a peak and its parts,
 // other being the rest of it; no KV cache part without `kv_cache`.
 std::string peak_memory_text(size_t peak, size_t weights, std::optional<size_t> kv_cache);

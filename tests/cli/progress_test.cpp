@@ -2,11 +2,37 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <optional>
+#include <string>
 
 #include "cli/progress.h"
 
 namespace glass::cli {
 namespace {
+
+TEST(Progress, HugePagesFromSmapsRollup) {
+  const std::string rollup =
+      "55d0c0a00000-7ffd2c5f1000 ---p 00000000 00:00 0                          [rollup]\n"
+      "Rss:              980000 kB\n"
+      "AnonHugePages:    933888 kB\n"
+      "ShmemPmdMapped:        0 kB\n";
+  EXPECT_EQ(anon_huge_page_bytes_of(rollup), size_t{933888} * 1024);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:        0 kB"), size_t{0});  // no newline at the end
+  // Missing, truncated, lying or oversized: no figure rather than a wrong one.
+  EXPECT_EQ(anon_huge_page_bytes_of(""), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("Rss: 12 kB\nShmemPmdMapped: 0 kB\n"), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:"), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:    12"), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:    -12 kB"), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:    12 MB"), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:    99999999999999999999999 kB"), std::nullopt);
+  EXPECT_EQ(anon_huge_page_bytes_of("AnonHugePages:    18014398509481984 kB"), std::nullopt);  // 2^54 KiB: past size_t in bytes
+  // This process: a figure wherever the file is there (0 is a figure too).
+  if (std::ifstream("/proc/self/smaps_rollup")) {
+    EXPECT_TRUE(huge_page_bytes().has_value());
+  }
+}
 
 TEST(Progress, LineFillsWithTheFraction) {
   EXPECT_EQ(progress_line("loading", 0.0, "", 34), "loading [>                  ]   0%");
