@@ -147,13 +147,13 @@ WeightMatrix DecoderModel::matrix(const char* pattern, int64_t layer, int64_t ex
   const bool interleave = relaid && !cpu_layout_tiles(dst) && interleavable(target) && rows >= kInterleaveRows;
   std::unique_ptr<std::byte[]> buffer;
   std::byte* converted;
-  if (relaid && !interleave) {
+  if (relaid && !interleave) {  // a scratch the load reuses, not kept: no layout of its own
     if (scratch_bytes_ < converted_bytes) {
       scratch_.reset();
-      scratch_at_ = aligned_bytes(scratch_, converted_bytes);
+      scratch_.reset(new std::byte[converted_bytes]);
       scratch_bytes_ = converted_bytes;
     }
-    converted = scratch_at_;
+    converted = scratch_.get();
   } else {
     converted = aligned_bytes(buffer, converted_bytes);
   }
@@ -251,7 +251,6 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   lm_head_ = c.tie_word_embeddings ? embed_ : matrix(n.output, -1, -1, c.vocab_size, h, wt);
   // The layers' matrices are far smaller than the vocabulary's: a scratch of their size.
   scratch_.reset();
-  scratch_at_ = nullptr;
   scratch_bytes_ = 0;
   final_norm_ = vector(n.output_norm, -1, h);
   layers_.resize(static_cast<size_t>(c.num_layers));
@@ -298,7 +297,6 @@ DecoderModel::DecoderModel(std::shared_ptr<const Checkpoint> checkpoint, const L
   in_place_.clear();
   in_place_.shrink_to_fit();
   scratch_.reset();
-  scratch_at_ = nullptr;
   scratch_bytes_ = 0;
 }
 

@@ -100,7 +100,6 @@ class DecoderModel {
   std::vector<std::pair<const std::byte*, size_t>> in_place_;  // while loading: weights read from the map
   std::unique_ptr<std::byte[]> scratch_;  // while loading: converted rows before the CPU's layout
   size_t scratch_bytes_ = 0;
-  std::byte* scratch_at_ = nullptr;  // its first 64-byte boundary
   WeightMatrix embed_;
   WeightMatrix lm_head_;
   std::vector<float> final_norm_;
