@@ -28,6 +28,30 @@ void add_override(CLI::App* sub, const std::string& name, std::optional<T>& targ
 
 }  // namespace
 
+TokenBias parse_logit_bias_flag(std::string_view text) {
+  const size_t sign = text.find_first_of("+-");
+  int32_t id = -1;
+  double bias = 0;
+  bool ok = sign != std::string_view::npos && sign > 0 && sign + 1 < text.size();
+  if (ok) {
+    const auto [id_end, id_ec] = std::from_chars(text.data(), text.data() + sign, id);
+    ok = id_ec == std::errc() && id_end == text.data() + sign && id >= 0;
+  }
+  if (ok) {
+    // from_chars reads the sign's '-' but not a '+'.
+    const char* first = text.data() + sign + (text[sign] == '+' ? 1 : 0);
+    const auto [end, ec] = std::from_chars(first, text.data() + text.size(), bias);
+    ok = ec == std::errc() && end == text.data() + text.size() && (text[sign] == '-' || text[sign + 1] != '-');
+  }
+  if (!ok)
+    fail("--logit-bias: expected a token id and a signed bias, e.g. 15043+1 or 15043-100, got \"", text_excerpt(text),
+         "\"");
+  if (!(bias >= -kMaxLogitBias && bias <= kMaxLogitBias))
+    fail("--logit-bias: the bias of token ", id, " must be between -", kMaxLogitBias, " and ", kMaxLogitBias, ", got ",
+         bias);
+  return {id, static_cast<float>(bias)};
+}
+
 void GenerationOptions::add_to(CLI::App* sub) {
   const size_t first = sub->get_options().size();
   add_override(sub, "-n,--max-new-tokens,--n-predict", overrides.max_new_tokens,
@@ -47,6 +71,10 @@ void GenerationOptions::add_to(CLI::App* sub) {
   sub->add_option_function<std::vector<std::string>>(
       "--stop", [this](const std::vector<std::string>& v) { overrides.stop_strings = v; },
       "Stop when the text contains this string (not printed); repeatable");
+  sub->add_option("--logit-bias", logit_bias,
+                  "Add BIAS to token ID's logit before the other processors, as OpenAI's logit_bias: ID+BIAS or ID-BIAS, "
+                  "BIAS up to 100 (-100 bans the token; llama.cpp's syntax); repeatable")
+      ->type_name("ID(+|-)BIAS");
   sub->add_flag("--greedy", greedy,
                 "Plain greedy decoding: the argmax of the model's logits (the checkpoint's sampling settings and "
                 "penalties are dropped; penalty flags given here still apply)");
@@ -99,6 +127,11 @@ SamplingParams GenerationOptions::resolve(const std::string& model_path) const {
     if (!o.frequency_penalty) o.frequency_penalty = 0.0;
   }
   if (ignore_eos) o.eos_token_ids = std::vector<int32_t>{};
+  if (!logit_bias.empty()) {
+    std::vector<TokenBias> biases;
+    for (const std::string& text : logit_bias) biases.push_back(parse_logit_bias_flag(text));
+    o.logit_bias = sorted_logit_bias(std::move(biases), "--logit-bias");
+  }
   params = apply_overrides(params, o);
   params.validate(defaults.source + " with the command-line flags");
   return params;

@@ -20,6 +20,10 @@ namespace glass::cli {
 // transformers' default (its max_length of 20, counted past the prompt).
 inline constexpr int64_t kDefaultMaxNewTokens = 20;
 
+// One --logit-bias value, llama.cpp's syntax: a token id, then the bias with its sign
+// ("15043+1", "15043-100", "15043+0.5"). Errors name the flag.
+TokenBias parse_logit_bias_flag(std::string_view text);
+
 struct GenerationOptions {
   SamplingOverrides overrides;
   bool greedy = false;
@@ -27,6 +31,7 @@ struct GenerationOptions {
   bool ignore_eos = false;
   std::string chain_order;
   std::string seed;  // --seed as given: -1 (random, llama.cpp's spelling) or 0 .. 2^64-1
+  std::vector<std::string> logit_bias;  // --logit-bias as given: TOKEN_ID+BIAS or TOKEN_ID-BIAS
 
   void add_to(CLI::App* sub);
   // The model's generation defaults (load_generation_defaults: a folder's

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <memory>
 #include <mutex>
@@ -227,7 +228,8 @@ GenerateArgs generate_args(const Model& model, const py::object& input, std::opt
                            std::optional<bool> do_sample, std::optional<double> temperature,
                            std::optional<int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
                            std::optional<double> repetition_penalty, std::optional<int64_t> seed,
-                           const std::optional<std::vector<std::string>>& stop) {
+                           const std::optional<std::vector<std::string>>& stop,
+                           const std::optional<std::map<int64_t, double>>& logit_bias) {
   GenerateArgs a;
   if (py::isinstance<py::str>(input)) {
     a.prompt = model.session().tokenizer().encode(input.cast<std::string>());
@@ -251,6 +253,19 @@ GenerateArgs generate_args(const Model& model, const py::object& input, std::opt
     o.max_new_tokens = max_new_tokens;
   }
   if (stop) o.stop_strings = *stop;
+  if (logit_bias) {
+    const int64_t vocab = model.session().config().vocab_size;
+    std::vector<TokenBias> biases;
+    for (const auto& [id, bias] : *logit_bias) {
+      if (id < 0 || id >= vocab)
+        throw py::value_error(str_cat("logit_bias: token id ", id, " is outside the vocabulary of ", vocab));
+      if (!(bias >= -kMaxLogitBias && bias <= kMaxLogitBias))
+        throw py::value_error(str_cat("logit_bias: the bias of token ", id, " must be between -", kMaxLogitBias, " and ",
+                                      kMaxLogitBias, ", got ", bias));
+      biases.push_back({static_cast<int32_t>(id), static_cast<float>(bias)});
+    }
+    o.logit_bias = std::move(biases);  // a map's ids are ascending and distinct
+  }
   a.params = apply_overrides(model.defaults(), o);
   a.params.validate("generate()");
   return a;
@@ -644,10 +659,11 @@ PYBIND11_MODULE(glass, m) {
           [](const std::shared_ptr<Model>& self, const py::object& input, std::optional<int64_t> max_new_tokens,
              std::optional<bool> do_sample, std::optional<double> temperature, std::optional<int64_t> top_k,
              std::optional<double> top_p, std::optional<double> min_p, std::optional<double> repetition_penalty,
-             std::optional<int64_t> seed, std::optional<std::vector<std::string>> stop, bool stream, size_t top,
-             bool output_logits, bool output_scores) -> py::object {
+             std::optional<int64_t> seed, std::optional<std::vector<std::string>> stop,
+             std::optional<std::map<int64_t, double>> logit_bias, bool stream, size_t top, bool output_logits,
+             bool output_scores) -> py::object {
             GenerateArgs args = generate_args(*self, input, max_new_tokens, do_sample, temperature, top_k, top_p,
-                                              min_p, repetition_penalty, seed, stop);
+                                              min_p, repetition_penalty, seed, stop, logit_bias);
             if (stream) {
               if (output_logits || output_scores)
                 throw py::value_error("output_logits, output_scores: not with stream=True (each step has its candidates)");
@@ -658,10 +674,10 @@ PYBIND11_MODULE(glass, m) {
           py::arg("input"), py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("do_sample") = py::none(),
           py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
           py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = py::none(),
-          py::arg("stop") = py::none(), py::arg("stream") = false, py::arg("top") = 5, py::arg("output_logits") = false,
+          py::arg("stop") = py::none(), py::arg("logit_bias") = py::none(), py::arg("stream") = false, py::arg("top") = 5, py::arg("output_logits") = false,
           py::arg("output_scores") = false,
           "Generate from token ids or text with the checkpoint's generation_config.json defaults and these "
-          "settings; stream=True gives an iterator of GenerationStep, each with the `top` candidates before and "
+          "settings (logit_bias: {token id: bias in [-100, 100]}, added to the logits first, as OpenAI's); stream=True gives an iterator of GenerationStep, each with the `top` candidates before and "
           "after the processors");
 
   m.def(

@@ -63,6 +63,7 @@ void Generator::validate(const GenerationRequest& request) const {
   const int64_t vocab = model_.config().vocab_size;
   for (int32_t id : request.prompt)
     if (id < 0 || id >= vocab) fail("prompt token id ", id, " is outside the model's vocabulary of ", vocab);
+  check_logit_bias_ids(request.params.logit_bias, vocab);
   if (static_cast<int64_t>(request.prompt.size()) >= context_length_)
     fail("the prompt has ", request.prompt.size(), " tokens; the context holds ", context_length_,
          " (prompt plus at least one generated token)");

@@ -141,6 +141,30 @@ RowSoftmax row_softmax(std::span<const float> logits) {
   return sm;
 }
 
+// --- logit bias ------------------------------------------------------------------------
+
+LogitBias::LogitBias(std::vector<TokenBias> biases) : biases_(std::move(biases)) {
+  SamplingParams params;
+  params.logit_bias = biases_;
+  params.validate("logit_bias");
+}
+
+void LogitBias::apply(std::span<float> logits, const TokenHistory&) const {
+  for (const TokenBias& b : biases_) {
+    check_id(b.id, logits.size(), "logit_bias");
+    logits[static_cast<size_t>(b.id)] += b.bias;
+  }
+}
+
+std::string LogitBias::describe() const {
+  constexpr size_t kListed = 4;
+  std::string out = "logit_bias={";
+  for (size_t i = 0; i < biases_.size() && i < kListed; ++i)
+    out += str_cat(i > 0 ? ", " : "", biases_[i].id, ":", biases_[i].bias >= 0 ? "+" : "", format_value(biases_[i].bias));
+  if (biases_.size() > kListed) out += str_cat(", ... ", biases_.size(), " tokens");
+  return out + "}";
+}
+
 // --- penalties -------------------------------------------------------------------------
 
 RepetitionPenalty::RepetitionPenalty(double penalty) : penalty_(penalty) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "sampling/sampling_params.h"
 #include "sampling/token_history.h"
 
 namespace glass {
@@ -25,6 +26,21 @@ struct RowSoftmax {
   float prob(float logit) const;
 };
 RowSoftmax row_softmax(std::span<const float> logits);
+
+// OpenAI's logit_bias: logit[id] += bias for each listed id, in float32, before every
+// other processor (as vLLM and llama.cpp apply it), in greedy decoding too. A removed
+// token (-inf) stays removed. Ids outside the row are an error.
+class LogitBias {
+ public:
+  explicit LogitBias(std::vector<TokenBias> biases);
+  void apply(std::span<float> logits, const TokenHistory& history = {}) const;
+  const std::vector<TokenBias>& biases() const { return biases_; }
+  // "logit_bias={9707:+5, 151643:-100}", the first few ids and a count past them.
+  std::string describe() const;
+
+ private:
+  std::vector<TokenBias> biases_;
+};
 
 // Every id seen in prompt and output, once: a negative logit is multiplied by the
 // penalty, a positive one divided by it (penalty > 1 discourages repeats, < 1 favours

@@ -10,6 +10,7 @@ namespace glass {
 
 std::string_view processor_name(const LogitsProcessor& step) {
   struct Name {
+    std::string_view operator()(const LogitBias&) const { return "logit_bias"; }
     std::string_view operator()(const RepetitionPenalty&) const { return "repetition_penalty"; }
     std::string_view operator()(const PresencePenalty&) const { return "presence_penalty"; }
     std::string_view operator()(const FrequencyPenalty&) const { return "frequency_penalty"; }
@@ -43,6 +44,7 @@ std::vector<TokenCandidate> top_candidates(std::span<const float> logits, size_t
 
 ProcessorChain ProcessorChain::from_params(const SamplingParams& p) {
   std::vector<LogitsProcessor> steps;
+  if (!p.logit_bias.empty()) steps.emplace_back(LogitBias(p.logit_bias));
   if (p.repetition_penalty != 1.0) steps.emplace_back(RepetitionPenalty(p.repetition_penalty));
   if (p.presence_penalty != 0.0) steps.emplace_back(PresencePenalty(p.presence_penalty));
   if (p.frequency_penalty != 0.0) steps.emplace_back(FrequencyPenalty(p.frequency_penalty));

@@ -14,9 +14,9 @@
 
 namespace glass {
 
-using LogitsProcessor = std::variant<RepetitionPenalty, PresencePenalty, FrequencyPenalty, Temperature, TopK, TopP, MinP>;
+using LogitsProcessor = std::variant<LogitBias, RepetitionPenalty, PresencePenalty, FrequencyPenalty, Temperature, TopK, TopP, MinP>;
 
-// "repetition_penalty", "presence_penalty", "frequency_penalty", "temperature",
+// "logit_bias", "repetition_penalty", "presence_penalty", "frequency_penalty", "temperature",
 // "top_k", "top_p", "min_p".
 std::string_view processor_name(const LogitsProcessor& step);
 // The name with its setting, e.g. "top_k=20".
@@ -61,11 +61,11 @@ class ProcessorChain {
   explicit ProcessorChain(std::vector<LogitsProcessor> steps) : steps_(std::move(steps)) {}
 
   // The steps for `params`, in params.chain_order, leaving out those that are off
-  // (penalty 1 or 0, temperature 1, top_k 0, top_p 1, min_p 0), as transformers does.
-  // Penalties run in greedy decoding too; temperature, top-k, top-p and min-p only when
-  // params.sampling().
-  //   transformers: repetition, presence, frequency, temperature, top_k, top_p, min_p
-  //   llama.cpp:    repetition, presence, frequency, top_k, top_p, min_p, temperature
+  // (no logit_bias, penalty 1 or 0, temperature 1, top_k 0, top_p 1, min_p 0), as
+  // transformers does. logit_bias and the penalties run in greedy decoding too;
+  // temperature, top-k, top-p and min-p only when params.sampling().
+  //   transformers: logit_bias, repetition, presence, frequency, temperature, top_k, top_p, min_p
+  //   llama.cpp:    logit_bias, repetition, presence, frequency, top_k, top_p, min_p, temperature
   static ProcessorChain from_params(const SamplingParams& params);
 
   // Runs every step in order on `logits` (in place). With `trace`, also records the top

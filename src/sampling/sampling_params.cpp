@@ -1,5 +1,6 @@
 #include "sampling/sampling_params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -42,6 +43,28 @@ void SamplingParams::validate(const std::string& source) const {
     if (id < 0) fail(source, ": eos_token_id must be a token id >= 0, got ", id);
   for (const std::string& s : stop_strings)
     if (s.empty()) fail(source, ": stop_strings must not contain an empty string");
+  for (size_t i = 0; i < logit_bias.size(); ++i) {
+    const TokenBias& b = logit_bias[i];
+    if (b.id < 0) fail(source, ": logit_bias token id must be >= 0, got ", b.id);
+    if (i > 0 && !(logit_bias[i - 1].id < b.id))
+      fail(source, ": logit_bias must list each token id once, in ascending order (token id ", b.id, ")");
+    if (!(b.bias >= -kMaxLogitBias && b.bias <= kMaxLogitBias))
+      fail(source, ": logit_bias of token ", b.id, " must be between -", kMaxLogitBias, " and ", kMaxLogitBias, ", got ",
+           b.bias);
+  }
+}
+
+std::vector<TokenBias> sorted_logit_bias(std::vector<TokenBias> biases, std::string_view parameter) {
+  std::stable_sort(biases.begin(), biases.end(), [](const TokenBias& a, const TokenBias& b) { return a.id < b.id; });
+  for (size_t i = 1; i < biases.size(); ++i)
+    if (biases[i - 1].id == biases[i].id) fail(parameter, ": token id ", biases[i].id, " is given twice");
+  return biases;
+}
+
+void check_logit_bias_ids(const std::vector<TokenBias>& biases, int64_t vocab, std::string_view parameter) {
+  for (const TokenBias& b : biases)
+    if (b.id < 0 || b.id >= vocab)
+      fail(parameter, ": token id ", b.id, " is outside the vocabulary of ", vocab, " tokens");
 }
 
 namespace {
@@ -113,6 +136,7 @@ SamplingParams apply_overrides(SamplingParams p, const SamplingOverrides& o) {
   if (o.eos_token_ids) p.eos_token_ids = *o.eos_token_ids;
   if (o.stop_strings) p.stop_strings = *o.stop_strings;
   if (o.chain_order) p.chain_order = *o.chain_order;
+  if (o.logit_bias) p.logit_bias = *o.logit_bias;
   return p;
 }
 

@@ -33,6 +33,15 @@ inline constexpr double kMinSamplingTemperature = 1e-5;
 inline constexpr double kMaxTemperature = 100;
 inline constexpr double kMinRepetitionPenalty = 0.01;
 inline constexpr double kMaxRepetitionPenalty = 100;
+// OpenAI's range of a logit_bias value: -100 in practice bans a token, 100 forces it.
+inline constexpr double kMaxLogitBias = 100;
+
+// logit_bias: `bias` added to token `id`'s logit before every other processor.
+struct TokenBias {
+  int32_t id = 0;
+  float bias = 0;
+  bool operator==(const TokenBias&) const = default;
+};
 
 struct SamplingParams {
   // Defaults are transformers' GenerationConfig defaults, used when a checkpoint has no
@@ -54,6 +63,8 @@ struct SamplingParams {
   std::vector<int32_t> eos_token_ids;
   std::vector<std::string> stop_strings;
   ChainOrder chain_order = ChainOrder::transformers;
+  // OpenAI's logit_bias, in ascending id order, each id once; empty is off.
+  std::vector<TokenBias> logit_bias;
 
   // True when tokens are drawn at random: do_sample and temperature >= kMinSamplingTemperature.
   bool sampling() const { return do_sample && temperature >= kMinSamplingTemperature; }
@@ -86,7 +97,13 @@ struct SamplingOverrides {
   std::optional<std::vector<int32_t>> eos_token_ids;
   std::optional<std::vector<std::string>> stop_strings;
   std::optional<ChainOrder> chain_order;
+  std::optional<std::vector<TokenBias>> logit_bias;
 };
+
+// `biases` in ascending id order; an id given twice is an error naming `parameter`.
+std::vector<TokenBias> sorted_logit_bias(std::vector<TokenBias> biases, std::string_view parameter = "logit_bias");
+// Fails, naming `parameter`, when a logit_bias id is not below `vocab` (the tokenizer's).
+void check_logit_bias_ids(const std::vector<TokenBias>& biases, int64_t vocab, std::string_view parameter = "logit_bias");
 
 // `base` with every set override applied. Call validate() on the result.
 SamplingParams apply_overrides(SamplingParams base, const SamplingOverrides& overrides);

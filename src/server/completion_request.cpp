@@ -1,5 +1,6 @@
 #include "server/completion_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -212,12 +213,39 @@ void parse_prompt(const OJson& body, CompletionRequest& r) {
   }
 }
 
+// OpenAI's logit_bias: an object whose keys are token ids (decimal, as JSON keys are
+// strings) and whose values are numbers in [-100, 100]. The ids' range is checked against
+// the tokenizer by the server (check_logit_bias_ids).
+std::optional<std::vector<TokenBias>> logit_bias_field(const OJson& body) {
+  const OJson* v = field(body, "logit_bias");
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_object()) throw wrong_type("logit_bias", "an object of token ids to biases", *v);
+  std::vector<TokenBias> biases;
+  for (const auto& [key, value] : v->items()) {
+    const bool digits = !key.empty() && key.size() <= 10 &&
+                        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int64_t id = digits ? std::stoll(key) : -1;
+    if (id < 0 || id > std::numeric_limits<int32_t>::max())
+      throw invalid_parameter("logit_bias", str_cat("'logit_bias' keys must be token ids (integers from 0 to ",
+                                                    std::numeric_limits<int32_t>::max(), "), got \"",
+                                                    text_excerpt(key), "\""));
+    if (!value.is_number())
+      throw wrong_type("logit_bias", str_cat("a number for each token id (token ", id, ")"), value);
+    const double bias = value.get<double>();
+    if (!(bias >= -kMaxLogitBias && bias <= kMaxLogitBias))
+      throw invalid_parameter("logit_bias", str_cat("'logit_bias' of token ", id, " must be between -", kMaxLogitBias,
+                                                    " and ", kMaxLogitBias, ", got ", bias));
+    biases.push_back({static_cast<int32_t>(id), static_cast<float>(bias)});
+  }
+  try {
+    return sorted_logit_bias(std::move(biases), "'logit_bias'");
+  } catch (const Error& e) {
+    throw invalid_parameter("logit_bias", e.what());
+  }
+}
+
 // Fields that ask for something glass does not do: refused rather than ignored.
 void refuse_unsupported(const OJson& body, Endpoint endpoint) {
-  if (const OJson* bias = field(body, "logit_bias")) {
-    if (!bias->is_object()) throw wrong_type("logit_bias", "an object", *bias);
-    if (!bias->empty()) throw invalid_parameter("logit_bias", "'logit_bias' is not supported", "unsupported_parameter");
-  }
   if (endpoint == Endpoint::completions) {
     if (bool_field(body, "echo").value_or(false))
       throw invalid_parameter("echo", "'echo' is not supported", "unsupported_value");
@@ -307,6 +335,15 @@ void read_processor_fields(const OJson& body, SamplingOverrides& s) {
   s.repetition_penalty = number_field(body, "repetition_penalty", kMinRepetitionPenalty, kMaxRepetitionPenalty);
   // -1 is vLLM's "off"; 0 is glass's.
   if (auto k = int_field(body, "top_k", -1, std::numeric_limits<int64_t>::max())) s.top_k = std::max<int64_t>(*k, 0);
+  s.logit_bias = logit_bias_field(body);
+}
+
+void check_logit_bias_vocab(const SamplingParams& params, int64_t vocab) {
+  try {
+    check_logit_bias_ids(params.logit_bias, vocab, "'logit_bias'");
+  } catch (const Error& e) {
+    throw invalid_parameter("logit_bias", e.what());
+  }
 }
 
 SamplingParams resolve_overrides(const SamplingParams& defaults, const SamplingOverrides& overrides) {

@@ -2,7 +2,7 @@
 // Every field is checked for type and range before anything runs; errors are
 // ApiError 400 naming the parameter. Fields glass does not use (user, metadata, ...)
 // are accepted and ignored; fields whose requested behaviour glass
-// does not have (n > 1, echo, logit_bias, a JSON response_format, ...) are refused.
+// does not have (echo, a non-empty suffix) are refused.
 #pragma once
 
 #include <cstddef>
@@ -90,9 +90,12 @@ CompletionRequest parse_completion_body(const nlohmann::ordered_json& body, Endp
 SamplingParams resolve_sampling(const SamplingParams& defaults, const CompletionRequest& request);
 
 // The logits processors' fields of a request body (temperature, which also sets
-// do_sample, top_k, top_p, min_p and the three penalties), range-checked; shared by the
-// completions endpoints and POST /inspect.
+// do_sample, top_k, top_p, min_p, the three penalties and logit_bias), range-checked;
+// shared by the completions endpoints and POST /inspect.
 void read_processor_fields(const nlohmann::ordered_json& body, SamplingOverrides& overrides);
+// ApiError 400 naming logit_bias when one of its token ids is not below `vocab` (the
+// tokenizer's): the ranges read_processor_fields cannot know.
+void check_logit_bias_vocab(const SamplingParams& params, int64_t vocab);
 // `defaults` with `overrides` applied and validated (ApiError 400).
 SamplingParams resolve_overrides(const SamplingParams& defaults, const SamplingOverrides& overrides);
 

@@ -52,6 +52,7 @@ InspectRequest parse_inspect_request(const std::string& text, const ServedModel&
   SamplingOverrides overrides;
   read_processor_fields(body, overrides);
   r.sampling = resolve_overrides(model.defaults, overrides);
+  check_logit_bias_vocab(r.sampling, static_cast<int64_t>(model.tokenizer->vocab_size()));
   return r;
 }
 

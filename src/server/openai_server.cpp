@@ -385,6 +385,7 @@ struct OpenAIServer::Impl {
     SchedulerRequest sr;
     sr.generation.prompt = s.prompt;
     sr.generation.params = resolve_sampling(model.defaults, *request);
+    check_logit_bias_vocab(sr.generation.params, static_cast<int64_t>(model.tokenizer->vocab_size()));
     if (request->forced_tools) {
       try {
         request->grammar = tool_call_gbnf(tool_call_format, request->tools, ToolCallGrammar::forced,

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "base/json_fields.h"
+#include "cli/generation_options.h"
 #include "cli/llama_flags.h"
 #include "support/test_support.h"
 
@@ -54,6 +55,37 @@ TEST(LlamaFlags, RepeatPenaltyIsRepetitionPenalty) {
   const auto bad = run_glass("run --repeat-penalty 0" + rest);
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--repetition-penalty"), std::string::npos) << bad.err;
+}
+
+TEST(LlamaFlags, LogitBiasTakesLlamaCppsSyntax) {
+  EXPECT_EQ(cli::parse_logit_bias_flag("15043+1"), (TokenBias{15043, 1.0f}));
+  EXPECT_EQ(cli::parse_logit_bias_flag("15043-100"), (TokenBias{15043, -100.0f}));
+  EXPECT_EQ(cli::parse_logit_bias_flag("0+0.5"), (TokenBias{0, 0.5f}));
+  EXPECT_EQ(cli::parse_logit_bias_flag("7+1e2"), (TokenBias{7, 100.0f}));
+  for (const char* bad : {"15043", "+1", "-1+1", "15043+", "15043+-1", "15043--1", "15043+x", "15043+1x", "x+1",
+                          "15043 +1", "99999999999+1", "15043+inf", "15043-101", "", "15043=1"}) {
+    const std::string e = test::thrown_error([&] { cli::parse_logit_bias_flag(bad); });
+    EXPECT_NE(e.find("--logit-bias"), std::string::npos) << bad << ": " << e;
+  }
+}
+
+TEST(LlamaFlags, LogitBiasSteersGreedyDecoding) {
+  const std::string rest = " -p Hello -n 5 --greedy --ignore-eos";
+  const RunOutcome plain = run_json(rest);
+  ASSERT_EQ(plain.ids.size(), 5u);
+  // +100 on a token the model never picks makes it the argmax at every step.
+  const RunOutcome forced = run_json("--logit-bias 100+100" + rest);
+  EXPECT_EQ(forced.ids, Json::parse("[100, 100, 100, 100, 100]"));
+  // -100 on the first token greedy picks: something else comes first.
+  const int first = plain.ids[0].get<int>();
+  const RunOutcome banned = run_json("--logit-bias " + std::to_string(first) + "-100" + rest);
+  EXPECT_NE(banned.ids[0].get<int>(), first);
+  for (const char* bad : {"--logit-bias 100+x", "--logit-bias 100+1 --logit-bias 100-1", "--logit-bias 999999999+1"}) {
+    const auto r = run_glass(std::string("run ") + bad + rest);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("logit"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << bad;
+  }
 }
 
 TEST(LlamaFlags, ShortCIsCtxSize) {

@@ -133,6 +133,23 @@ def test_output_logits_are_the_steps_logits(golden_model):
         np.testing.assert_array_equal(scored[kept], raw[kept])
 
 
+def test_logit_bias_is_added_to_the_logits_first():
+    model = glass.load(None, threads=1)
+    ids = [1, 2, 3]
+    plain = model.generate(ids, do_sample=False, max_new_tokens=4, output_logits=True)
+    forced = model.generate(ids, do_sample=False, max_new_tokens=4, logit_bias={100: 100.0})
+    assert forced.ids == [100] * 4
+    # The scores are the raw logits plus the bias, in float32.
+    out = model.generate(ids, do_sample=False, repetition_penalty=1.0, max_new_tokens=1, output_scores=True,
+                         output_logits=True, logit_bias={7: -3.5, plain.ids[0]: -100.0})
+    expected = out.logits[0].copy()
+    expected[7] += np.float32(-3.5)
+    expected[plain.ids[0]] += np.float32(-100.0)
+    drawable = model.tokenizer.vocab_size
+    np.testing.assert_array_equal(out.scores[0][:drawable], expected[:drawable])
+    assert out.ids[0] != plain.ids[0]
+
+
 def test_trace_arrays_are_glass_trace_dumps(golden_model, tmp_path):
     model, golden = golden_model
     ids = max((case["ids"] for case in golden["cases"][:3]), key=len)
@@ -220,6 +237,12 @@ def test_bad_input_raises_with_the_engines_message(tmp_path):
         model.generate([1, 2], do_sample=True, temperature=-1.0)
     with pytest.raises(ValueError, match="max_new_tokens"):
         model.generate([1, 2], max_new_tokens=0)
+    with pytest.raises(ValueError, match=f"^logit_bias: token id {vocab} is outside the vocabulary"):
+        model.generate([1, 2], logit_bias={vocab: 1.0})
+    with pytest.raises(ValueError, match="^logit_bias: the bias of token 5 must be between -100 and 100"):
+        model.generate([1, 2], logit_bias={5: 100.5})
+    with pytest.raises(TypeError):
+        model.generate([1, 2], logit_bias={"5": 1.0})
     with pytest.raises(TypeError):
         model.tokenizer.apply_chat_template([{"role": "user", "content": object()}])
 

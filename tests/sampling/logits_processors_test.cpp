@@ -23,6 +23,32 @@ std::vector<int32_t> kept_ids(const std::vector<float>& row) {
 
 using Ids = std::vector<int32_t>;
 
+// --- logit bias ---
+
+TEST(LogitBias, AddsInFloat32AndKeepsRemovedTokensRemoved) {
+  std::vector<float> row = {0.5f, -1.0f, 2.0f, -kInf, 0.1f};
+  LogitBias({{0, 0.25f}, {2, -100.0f}, {3, 100.0f}, {4, 1e-9f}}).apply(row);
+  EXPECT_EQ(row[0], 0.75f);
+  EXPECT_EQ(row[1], -1.0f);
+  EXPECT_EQ(row[2], 2.0f - 100.0f);
+  EXPECT_EQ(row[3], -kInf);        // a removed token (a grammar's mask, padding) stays removed
+  EXPECT_EQ(row[4], 0.1f + 1e-9f);  // float32 addition: the same value here
+}
+
+TEST(LogitBias, IdOutsideTheRowAndInvalidListsAreErrors) {
+  std::vector<float> row(4, 0.0f);
+  const std::string outside = test::thrown_error([&] { LogitBias({{4, 1.0f}}).apply(row); });
+  EXPECT_NE(outside.find("logit_bias: token id 4"), std::string::npos) << outside;
+  EXPECT_NE(test::thrown_error([] { LogitBias({{2, 1.0f}, {1, 1.0f}}); }).find("logit_bias"), std::string::npos);
+  EXPECT_NE(test::thrown_error([] { LogitBias({{1, 101.0f}}); }).find("between -100 and 100"), std::string::npos);
+}
+
+TEST(LogitBias, DescribeListsTheFirstIds) {
+  EXPECT_EQ(LogitBias({{9707, 5.0f}, {151643, -100.0f}}).describe(), "logit_bias={9707:+5, 151643:-100}");
+  EXPECT_EQ(LogitBias({{1, 0.5f}, {2, 1.0f}, {3, 1.0f}, {4, 1.0f}, {5, 1.0f}, {6, 1.0f}}).describe(),
+            "logit_bias={1:+0.5, 2:+1, 3:+1, 4:+1, ... 6 tokens}");
+}
+
 // --- repetition penalty ---
 
 TEST(RepetitionPenalty, DividesPositiveMultipliesNegativeOncePerId) {

@@ -68,6 +68,29 @@ TEST(ProcessorChain, OffStepsAreLeftOutAndGreedyKeepsOnlyPenalties) {
   EXPECT_TRUE(ProcessorChain::from_params(p).steps().empty());
 }
 
+TEST(ProcessorChain, LogitBiasComesFirstInEitherOrderAndInGreedyDecoding) {
+  SamplingParams p = everything_on();
+  p.logit_bias = {{1, 2.0f}};
+  EXPECT_EQ(step_names(ProcessorChain::from_params(p)).front(), "logit_bias");
+  p.chain_order = ChainOrder::llama_cpp;
+  EXPECT_EQ(step_names(ProcessorChain::from_params(p)).front(), "logit_bias");
+  SamplingParams greedy;
+  greedy.logit_bias = {{1, 2.0f}};
+  EXPECT_EQ(step_names(ProcessorChain::from_params(greedy)), Names{"logit_bias"});
+  // Before the repetition penalty, as vLLM and llama.cpp apply it: the penalty divides the
+  // biased logit (1 + 2) / 2, not 1 / 2 + 2.
+  greedy.repetition_penalty = 2.0;
+  std::vector<float> row = {0.0f, 1.0f, 0.0f};
+  const std::vector<int32_t> prompt = {1};
+  ProcessorChain::from_params(greedy).apply(row, TokenHistory(prompt));
+  EXPECT_EQ(row[1], 1.5f);
+  // Padding rows past the tokenizer are removed before it, and stay removed.
+  greedy.logit_bias = {{2, 100.0f}};
+  row = {0.0f, 1.0f, 0.0f};
+  ProcessorChain::from_params(greedy).apply(row, TokenHistory(prompt), nullptr, 2);
+  EXPECT_EQ(row[2], -std::numeric_limits<float>::infinity());
+}
+
 TEST(ProcessorChain, OrderChangesTheResult) {
   // Temperature before top-p sharpens the distribution first, so top-p keeps fewer.
   std::vector<float> base = {0.0f, 0.5f, 1.0f, 1.5f};

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "support/test_support.h"
 
 namespace glass {
@@ -47,6 +50,12 @@ TEST(SamplingParams, InvalidValuesNameTheParameter) {
       {[](SamplingParams& p) { p.max_new_tokens = -1; }, "max_new_tokens"},
       {[](SamplingParams& p) { p.eos_token_ids = {-5}; }, "eos_token_id"},
       {[](SamplingParams& p) { p.stop_strings = {""}; }, "stop_strings"},
+      {[](SamplingParams& p) { p.logit_bias = {{-1, 1.0f}}; }, "logit_bias"},
+      {[](SamplingParams& p) { p.logit_bias = {{5, 100.5f}}; }, "logit_bias"},
+      {[](SamplingParams& p) { p.logit_bias = {{5, -std::numeric_limits<float>::infinity()}}; }, "logit_bias"},
+      {[](SamplingParams& p) { p.logit_bias = {{5, std::nanf("")}}; }, "logit_bias"},
+      {[](SamplingParams& p) { p.logit_bias = {{7, 1.0f}, {5, 1.0f}}; }, "logit_bias"},  // not ascending
+      {[](SamplingParams& p) { p.logit_bias = {{5, 1.0f}, {5, 2.0f}}; }, "logit_bias"},  // twice
   };
   for (const Case& c : cases) {
     const std::string e = validation_error(c.change);
@@ -62,7 +71,25 @@ TEST(SamplingParams, InvalidValuesNameTheParameter) {
   p.repetition_penalty = 0.5;
   p.presence_penalty = -2;
   p.frequency_penalty = 2;
+  p.logit_bias = {{0, -100.0f}, {7, 100.0f}};
   EXPECT_NO_THROW(p.validate());
+}
+
+TEST(SamplingParams, LogitBiasIsSortedAndItsIdsChecked) {
+  const std::vector<TokenBias> sorted = sorted_logit_bias({{9, 1.0f}, {2, -3.0f}, {5, 0.5f}}, "--logit-bias");
+  EXPECT_EQ(sorted, (std::vector<TokenBias>{{2, -3.0f}, {5, 0.5f}, {9, 1.0f}}));
+  const std::string twice = test::thrown_error([] { sorted_logit_bias({{4, 1.0f}, {4, 1.0f}}, "--logit-bias"); });
+  EXPECT_NE(twice.find("--logit-bias: token id 4 is given twice"), std::string::npos) << twice;
+  EXPECT_NO_THROW(check_logit_bias_ids(sorted, 10));
+  const std::string outside = test::thrown_error([&] { check_logit_bias_ids(sorted, 9); });
+  EXPECT_NE(outside.find("logit_bias: token id 9 is outside the vocabulary of 9"), std::string::npos) << outside;
+  // A request's override replaces the list; an empty one clears it.
+  SamplingParams base;
+  base.logit_bias = {{1, 1.0f}};
+  SamplingOverrides o;
+  EXPECT_EQ(apply_overrides(base, o).logit_bias, base.logit_bias);
+  o.logit_bias = std::vector<TokenBias>{};
+  EXPECT_TRUE(apply_overrides(base, o).logit_bias.empty());
 }
 
 TEST(GenerationConfig, ReadsQwenCheckpointConfig) {

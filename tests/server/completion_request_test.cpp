@@ -151,7 +151,6 @@ TEST(CompletionRequest, OutOfRangeValues) {
       {R"("stop": ["a", "b", "c", "d", "e"])", "stop"}, {R"("stop": "")", "stop"},
       {R"("stream_options": {"include_usage": true})", "stream_options"},
       {R"("n": 0)", "n"},                              {R"("n": 129)", "n"},
-      {R"("logit_bias": {"5": 1})", "logit_bias"},
       {R"("response_format": {"type": "xml"})", "response_format.type"},
   };
   for (const auto& [fields, param] : cases) {
@@ -168,6 +167,69 @@ TEST(CompletionRequest, OutOfRangeValues) {
   EXPECT_EQ(error_of(R"({"max_tokens": 3})", Endpoint::completions).param(), "prompt");
   EXPECT_EQ(error_of(R"({"max_tokens": 3})").param(), "messages");
   EXPECT_EQ(error_of(R"({"messages": []})").param(), "messages");
+}
+
+TEST(CompletionRequest, LogitBiasIsAnObjectOfTokenIdsToBiases) {
+  const CompletionRequest r =
+      parse_completion_request(chat(R"("logit_bias": {"151643": -100, "9707": 5.5, "0": 100, "12": -0.25})"),
+                               Endpoint::chat_completions);
+  // Ascending ids, whatever the object's order.
+  const std::vector<TokenBias> expected = {{0, 100.0f}, {12, -0.25f}, {9707, 5.5f}, {151643, -100.0f}};
+  EXPECT_EQ(r.sampling.logit_bias, expected);
+  EXPECT_EQ(parse_completion_request(R"({"prompt": "x", "logit_bias": {"7": 1}})", Endpoint::completions).sampling.logit_bias,
+            (std::vector<TokenBias>{{7, 1.0f}}));
+  // An empty object is no bias (it overrides a server default); absent or null leaves the default.
+  EXPECT_EQ(parse_completion_request(chat(R"("logit_bias": {})"), Endpoint::chat_completions).sampling.logit_bias,
+            std::vector<TokenBias>{});
+  EXPECT_FALSE(parse_completion_request(chat(R"("logit_bias": null)"), Endpoint::chat_completions).sampling.logit_bias);
+  EXPECT_FALSE(parse_completion_request(chat(""), Endpoint::chat_completions).sampling.logit_bias);
+}
+
+TEST(CompletionRequest, LogitBiasRefusesWhatIsNotATokenIdOrABias) {
+  const char* cases[] = {
+      R"("logit_bias": [1, 2])",                   // not an object
+      R"("logit_bias": "5:1")",                    //
+      R"("logit_bias": {"-1": 1})",                // negative id
+      R"("logit_bias": {"+5": 1})",                // sign
+      R"("logit_bias": {" 5": 1})",                // space
+      R"("logit_bias": {"5.0": 1})",               // not an integer
+      R"("logit_bias": {"0x10": 1})",              // hex
+      R"("logit_bias": {"": 1})",                  // empty key
+      R"("logit_bias": {"hello": 1})",             // a word, not its id
+      R"("logit_bias": {"2147483648": 1})",        // past int32
+      R"("logit_bias": {"99999999999999999999": 1})",  // oversized
+      R"("logit_bias": {"5": "1"})",               // a string bias
+      R"("logit_bias": {"5": true})",              // a boolean
+      R"("logit_bias": {"5": null})",              //
+      R"("logit_bias": {"5": {"bias": 1}})",       // nested
+      R"("logit_bias": {"5": 100.5})",             // out of range
+      R"("logit_bias": {"5": -101})",              //
+      R"("logit_bias": {"5": 1e400})",             // overflows to infinity
+      R"("logit_bias": {"5": 1, "05": 2})",        // the same id twice
+  };
+  for (const char* fields : cases) {
+    const ApiError e = error_of(chat(fields));
+    EXPECT_EQ(e.status(), 400) << fields;
+    // ("logit_bias.5" for 1e400, which the JSON reader refuses at its path.)
+    EXPECT_EQ(e.param().value_or("").rfind("logit_bias", 0), 0u) << fields << ": " << e.what();
+  }
+  EXPECT_NE(std::string(error_of(chat(R"("logit_bias": {"hello": 1})")).what()).find("\"hello\""), std::string::npos);
+  EXPECT_NE(std::string(error_of(chat(R"("logit_bias": {"5": 1, "05": 2})")).what()).find("token id 5 is given twice"),
+            std::string::npos);
+}
+
+TEST(CompletionRequest, LogitBiasIdsAreCheckedAgainstTheVocabulary) {
+  SamplingParams params;
+  params.logit_bias = {{3, 1.0f}, {9, -1.0f}};
+  EXPECT_NO_THROW(check_logit_bias_vocab(params, 10));
+  try {
+    check_logit_bias_vocab(params, 9);
+    ADD_FAILURE() << "token 9 of a vocabulary of 9 was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "logit_bias");
+    EXPECT_NE(std::string(e.what()).find("token id 9 is outside the vocabulary of 9"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CompletionRequest, ErrorBodyIsOpenAIShaped) {

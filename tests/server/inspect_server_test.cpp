@@ -220,6 +220,14 @@ TEST(InspectApi, GreedyRunsOnlyThePenaltiesAndPicksTheTop) {
   const OJson again = inspect(s, g, 2, penalties, {{"lens", false}, {"attention", false}, {"top", 3}});
   EXPECT_EQ(again["cached_tokens"], (g.prompt.size() + 1) / kBlock * kBlock);
   EXPECT_EQ(again["stages"][2]["top"][0]["id"], g.ids[2]);
+  // logit_bias is a stage of its own, first: +100 makes its token the top.
+  const OJson biased = {{"temperature", 0}, {"logit_bias", {{"100", 100}}}};
+  const OJson b = inspect(s, g, 0, biased, {{"lens", false}, {"attention", false}, {"top", 3}});
+  ASSERT_EQ(b["stages"].size(), 2u);
+  EXPECT_EQ(b["stages"][1]["name"], "logit_bias");
+  EXPECT_EQ(b["stages"][1]["setting"], "logit_bias={100:+100}");
+  EXPECT_EQ(b["stages"][1]["top"][0]["id"], 100);
+  EXPECT_EQ(b["sampling"], "logit_bias={100:+100}");
   // No processors at all: the raw logits only.
   const OJson j = inspect(s, g, 0, {{"temperature", 0}}, {{"attention", false}});
   ASSERT_EQ(j["stages"].size(), 1u);
@@ -280,6 +288,9 @@ TEST(InspectApi, BadInputIsAnErrorNamingTheField) {
   expect_error(post_json(s, "/inspect", R"({"tokens": [1], "temperature": 3})"), 400, "temperature", "");
   expect_error(post_json(s, "/inspect", R"({"tokens": [1], "top_p": 0})"), 400, "top_p", "");
   expect_error(post_json(s, "/inspect", R"({"tokens": [1], "lens": "yes"})"), 400, "lens", "a boolean");
+  expect_error(post_json(s, "/inspect", R"({"tokens": [1], "logit_bias": {"x": 1}})"), 400, "logit_bias", "token ids");
+  expect_error(post_json(s, "/inspect", R"({"tokens": [1], "logit_bias": {")" + vocab + R"(": 1}})"), 400,
+               "logit_bias", "outside the vocabulary");
   expect_error(post_json(s, "/inspect", R"({"tokens": [1], "model": "other"})"), 404, "model", "does not exist");
   expect_error(post_json(s, "/inspect", R"({"tokens": [1])"), 400, "", "");  // truncated
   expect_error(post_json(s, "/inspect", R"([1, 2])"), 400, "", "");

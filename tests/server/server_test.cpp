@@ -2,6 +2,7 @@
 // batch invariance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -162,6 +163,44 @@ TEST(Server, CompletionsEndpoint) {
   EXPECT_EQ(data.back(), "[DONE]");
   EXPECT_EQ(OJson::parse(data[0])["object"], "text_completion");
   EXPECT_EQ(OJson::parse(data[data.size() - 2])["choices"][0]["finish_reason"], "length");
+}
+
+// logit_bias is the Generator's: +100 forces a token, -100 bans the greedy one; ids past
+// the tokenizer are a 400 naming it.
+TEST(Server, LogitBiasSteersTheTokensAsTheGeneratorDoes) {
+  TestServer s(demo_model_dir());
+  SamplingParams greedy;
+  greedy.max_new_tokens = 4;
+  greedy.eos_token_ids = {};
+  const GenerationResult plain = generate_alone(s, "Hi", greedy);
+  ASSERT_EQ(plain.tokens.size(), 4u);
+  const int32_t first = plain.tokens[0];
+  const OJson base = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 4}, {"temperature", 0},
+                      {"ignore_eos", true}, {"return_token_ids", true}};
+  OJson body = base;
+  body["logit_bias"] = {{std::to_string(first), -100}, {"100", 0.5}};
+  HttpReply r = post_json(s, "/v1/chat/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  greedy.logit_bias = {{100, 0.5f}, {first, -100.0f}};
+  std::sort(greedy.logit_bias.begin(), greedy.logit_bias.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  const GenerationResult biased = generate_alone(s, "Hi", greedy);
+  EXPECT_NE(biased.tokens[0], first);
+  EXPECT_EQ(r.json()["choices"][0]["token_ids"].get<std::vector<int32_t>>(), biased.tokens) << r.body;
+
+  body = base;
+  body["logit_bias"] = {{"100", 100}};
+  r = post_json(s, "/v1/chat/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["choices"][0]["token_ids"], OJson::parse("[100, 100, 100, 100]")) << r.body;
+  r = post_json(s, "/v1/completions", R"({"prompt": [9707], "max_tokens": 2, "logit_bias": {"100": 100}, "return_token_ids": true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["choices"][0]["token_ids"], OJson::parse("[100, 100]")) << r.body;
+
+  const std::string vocab = std::to_string(s.tokenizer().vocab_size());
+  expect_error(post_json(s, "/v1/chat/completions", OJson{{"messages", base["messages"]}, {"logit_bias", {{vocab, 1}}}}.dump()),
+               400, "logit_bias", "token id " + vocab + " is outside the vocabulary");
+  expect_error(post_json(s, "/v1/completions", R"({"prompt": "x", "logit_bias": {"5": 101}})"), 400, "logit_bias", "between");
+  expect_healthy(s);
 }
 
 // Logprobs are the model's own log-softmax: the raw logits, whatever the sampling does.
