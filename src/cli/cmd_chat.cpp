@@ -79,7 +79,7 @@ Command add_chat_command(CLI::App& app) {
             const ChatTemplate& tmpl = session.chat_template();
             o->template_options.warn_if_ignored(tmpl, template_vars);
             const DecoderModel& model = session.model();
-            const SamplingParams params = o->generation.resolve(dir);
+            const SamplingParams params = o->generation.resolve(dir, static_cast<int64_t>(tokenizer.vocab_size()));
             const int64_t context = o->ctx_size > 0 ? o->ctx_size : model.config().max_position_embeddings;
             KVCache cache(model.config(), session.kv_type(), context, KVCacheOptions{.prefix_cache = !o->no_prefix_cache});
             const bool interactive = ::isatty(STDIN_FILENO) != 0;

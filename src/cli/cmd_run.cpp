@@ -222,7 +222,7 @@ Command add_run_command(CLI::App& app) {
             const Tokenizer& tokenizer = session.tokenizer();
             const DecoderModel& model = session.model();
             const ModelConfig& c = model.config();
-            SamplingParams params = o->generation.resolve(dir);
+            SamplingParams params = o->generation.resolve(dir, static_cast<int64_t>(tokenizer.vocab_size()));
             // transformers' generate() makes 20 new tokens when neither the call nor
             // generation_config.json says how many; so does glass run (chat and serve run
             // to the end of the reply).

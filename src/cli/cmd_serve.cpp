@@ -178,7 +178,7 @@ Command add_serve_command(CLI::App& app) {
                            session.chat_template_error().c_str());
             const DecoderModel& model = session.model();
             const ModelConfig& c = model.config();
-            const SamplingParams defaults = o->generation.resolve(dir);
+            const SamplingParams defaults = o->generation.resolve(dir, static_cast<int64_t>(tokenizer.vocab_size()));
 
             const int64_t context = std::min<int64_t>(o->ctx_size > 0 ? o->ctx_size : 4096, c.max_position_embeddings);
             const int64_t bytes_per_token = c.kv_bytes_per_token(kv_type_size(kv));

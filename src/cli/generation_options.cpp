@@ -84,7 +84,7 @@ void GenerationOptions::add_to(CLI::App* sub) {
   put_added_since(sub, first, "Sampling");
 }
 
-SamplingParams GenerationOptions::resolve(const std::string& model_path) const {
+SamplingParams GenerationOptions::resolve(const std::string& model_path, int64_t vocab) const {
   if (greedy && sample) fail("--greedy and --sample contradict each other");
   // Each flag on its own, so the error names it.
   auto only = [](auto member, const auto& value) {
@@ -131,6 +131,7 @@ SamplingParams GenerationOptions::resolve(const std::string& model_path) const {
     std::vector<TokenBias> biases;
     for (const std::string& text : logit_bias) biases.push_back(parse_logit_bias_flag(text));
     o.logit_bias = sorted_logit_bias(std::move(biases), "--logit-bias");
+    check_logit_bias_ids(*o.logit_bias, vocab, "--logit-bias");
   }
   params = apply_overrides(params, o);
   params.validate(defaults.source + " with the command-line flags");

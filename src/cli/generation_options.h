@@ -36,8 +36,9 @@ struct GenerationOptions {
   void add_to(CLI::App* sub);
   // The model's generation defaults (load_generation_defaults: a folder's
   // generation_config.json, a GGUF's general.sampling.*; a note about them on stderr), then
-  // the flags. Errors name the flag or file.
-  SamplingParams resolve(const std::string& model_path) const;
+  // the flags. Errors name the flag or file; --logit-bias ids must be below `vocab` (the
+  // tokenizer's).
+  SamplingParams resolve(const std::string& model_path, int64_t vocab) const;
 };
 
 // --chat-template-kwargs JSON (run, chat, serve) and --no-think (run, chat): extra
