@@ -4,9 +4,14 @@
 // sampling parameters resolved over the checkpoint's defaults, and the prompt made: the
 // messages rendered by the Qwen2.5 chat template with the request's chat_template_kwargs
 // and tokenized, or the prompt text tokenized. The same body is also read as a POST
-// /inspect request (parse_inspect_request) against the same tokenizer.
+// /inspect request (parse_inspect_request) against the same tokenizer. A logit_bias that
+// passes is applied to a row of the tokenizer's size.
+#include <algorithm>
+#include <vector>
+
 #include "fuzz_support.h"
 #include "runtime/chat_prompt.h"
+#include "sampling/logits_processors.h"
 #include "server/completion_request.h"
 #include "server/inspect_endpoint.h"
 #include "server/responses_request.h"
@@ -37,7 +42,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (Endpoint endpoint : {Endpoint::chat_completions, Endpoint::completions}) {
     fuzz::run_one([&] {
       const CompletionRequest r = parse_completion_request(body, endpoint);
-      (void)resolve_sampling(defaults, r);
+      const SamplingParams params = resolve_sampling(defaults, r);
+      check_logit_bias_vocab(params, static_cast<int64_t>(tokenizer.vocab_size()));
+      GLASS_FUZZ_CHECK(std::is_sorted(params.logit_bias.begin(), params.logit_bias.end(),
+                                       [](const TokenBias& a, const TokenBias& b) { return a.id < b.id; }),
+                       "logit_bias in ascending ids");
+      // Passed: every id is the tokenizer's, so the processor applies to a row of its size.
+      if (!params.logit_bias.empty()) {
+        std::vector<float> row(tokenizer.vocab_size(), 0.0f);
+        LogitBias(params.logit_bias).apply(row);
+      }
       if (endpoint == Endpoint::chat_completions) {
         const jinja::OrderedJson vars = merge_template_vars(jinja::OrderedJson::object(), r.chat_template_kwargs);
         (void)encode_chat(chat_template, tokenizer, r.messages, r.tools, true, vars);

@@ -13,7 +13,7 @@ const TOP = 10;
 const LENS_TOP = 5;
 // Column labels for the stages (the server's names are in each header's title).
 const STAGE_LABELS = {
-  logits: 'raw logits', repetition_penalty: 'repetition', presence_penalty: 'presence', frequency_penalty: 'frequency',
+  logits: 'raw logits', logit_bias: 'logit bias', repetition_penalty: 'repetition', presence_penalty: 'presence', frequency_penalty: 'frequency',
   temperature: 'temperature', top_k: 'top-k', top_p: 'top-p', min_p: 'min-p',
 };
 const stageLabel = (name) => STAGE_LABELS[name] || name;
