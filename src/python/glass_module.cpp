@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <memory>
@@ -254,17 +255,15 @@ GenerateArgs generate_args(const Model& model, const py::object& input, std::opt
   }
   if (stop) o.stop_strings = *stop;
   if (logit_bias) {
-    const int64_t vocab = model.session().config().vocab_size;
+    // A map's ids are ascending and distinct; validate() checks the biases' range.
     std::vector<TokenBias> biases;
     for (const auto& [id, bias] : *logit_bias) {
-      if (id < 0 || id >= vocab)
-        throw py::value_error(str_cat("logit_bias: token id ", id, " is outside the vocabulary of ", vocab));
-      if (!(bias >= -kMaxLogitBias && bias <= kMaxLogitBias))
-        throw py::value_error(str_cat("logit_bias: the bias of token ", id, " must be between -", kMaxLogitBias, " and ",
-                                      kMaxLogitBias, ", got ", bias));
+      if (id < 0 || id > std::numeric_limits<int32_t>::max())
+        throw py::value_error(str_cat("logit_bias: ", id, " is not a token id"));
       biases.push_back({static_cast<int32_t>(id), static_cast<float>(bias)});
     }
-    o.logit_bias = std::move(biases);  // a map's ids are ascending and distinct
+    check_logit_bias_ids(biases, model.session().config().vocab_size, "logit_bias");
+    o.logit_bias = std::move(biases);
   }
   a.params = apply_overrides(model.defaults(), o);
   a.params.validate("generate()");
@@ -674,11 +673,12 @@ PYBIND11_MODULE(glass, m) {
           py::arg("input"), py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("do_sample") = py::none(),
           py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
           py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = py::none(),
-          py::arg("stop") = py::none(), py::arg("logit_bias") = py::none(), py::arg("stream") = false, py::arg("top") = 5, py::arg("output_logits") = false,
-          py::arg("output_scores") = false,
+          py::arg("stop") = py::none(), py::arg("logit_bias") = py::none(), py::arg("stream") = false, py::arg("top") = 5,
+          py::arg("output_logits") = false, py::arg("output_scores") = false,
           "Generate from token ids or text with the checkpoint's generation_config.json defaults and these "
-          "settings (logit_bias: {token id: bias in [-100, 100]}, added to the logits first, as OpenAI's); stream=True gives an iterator of GenerationStep, each with the `top` candidates before and "
-          "after the processors");
+          "settings (logit_bias: {token id: bias in [-100, 100]}, added to the logits first, as OpenAI's); "
+          "stream=True gives an iterator of GenerationStep, each with the `top` candidates before and after the "
+          "processors");
 
   m.def(
       "load",

@@ -239,8 +239,10 @@ def test_bad_input_raises_with_the_engines_message(tmp_path):
         model.generate([1, 2], max_new_tokens=0)
     with pytest.raises(ValueError, match=f"^logit_bias: token id {vocab} is outside the vocabulary"):
         model.generate([1, 2], logit_bias={vocab: 1.0})
-    with pytest.raises(ValueError, match="^logit_bias: the bias of token 5 must be between -100 and 100"):
+    with pytest.raises(ValueError, match="logit_bias of token 5 must be between -100 and 100"):
         model.generate([1, 2], logit_bias={5: 100.5})
+    with pytest.raises(ValueError, match="^logit_bias: -1 is not a token id"):
+        model.generate([1, 2], logit_bias={-1: 1.0})
     with pytest.raises(TypeError):
         model.generate([1, 2], logit_bias={"5": 1.0})
     with pytest.raises(TypeError):
