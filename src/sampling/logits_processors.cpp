@@ -144,9 +144,7 @@ RowSoftmax row_softmax(std::span<const float> logits) {
 // --- logit bias ------------------------------------------------------------------------
 
 LogitBias::LogitBias(std::vector<TokenBias> biases) : biases_(std::move(biases)) {
-  SamplingParams params;
-  params.logit_bias = biases_;
-  params.validate("logit_bias");
+  validate_logit_bias(biases_, "logit_bias");
 }
 
 void LogitBias::apply(std::span<float> logits, const TokenHistory&) const {

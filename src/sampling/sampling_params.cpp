@@ -43,10 +43,14 @@ void SamplingParams::validate(const std::string& source) const {
     if (id < 0) fail(source, ": eos_token_id must be a token id >= 0, got ", id);
   for (const std::string& s : stop_strings)
     if (s.empty()) fail(source, ": stop_strings must not contain an empty string");
-  for (size_t i = 0; i < logit_bias.size(); ++i) {
-    const TokenBias& b = logit_bias[i];
+  validate_logit_bias(logit_bias, source);
+}
+
+void validate_logit_bias(const std::vector<TokenBias>& biases, const std::string& source) {
+  for (size_t i = 0; i < biases.size(); ++i) {
+    const TokenBias& b = biases[i];
     if (b.id < 0) fail(source, ": logit_bias token id must be >= 0, got ", b.id);
-    if (i > 0 && !(logit_bias[i - 1].id < b.id))
+    if (i > 0 && !(biases[i - 1].id < b.id))
       fail(source, ": logit_bias must list each token id once, in ascending order (token id ", b.id, ")");
     if (!(b.bias >= -kMaxLogitBias && b.bias <= kMaxLogitBias))
       fail(source, ": logit_bias of token ", b.id, " must be between -", kMaxLogitBias, " and ", kMaxLogitBias, ", got ",

@@ -100,6 +100,9 @@ struct SamplingOverrides {
   std::optional<std::vector<TokenBias>> logit_bias;
 };
 
+// Fails, naming `source`, unless `biases` lists ids >= 0 in ascending order, each once, with
+// biases from -kMaxLogitBias to kMaxLogitBias (SamplingParams::validate's check of logit_bias).
+void validate_logit_bias(const std::vector<TokenBias>& biases, const std::string& source);
 // `biases` in ascending id order; an id given twice is an error naming `parameter`.
 std::vector<TokenBias> sorted_logit_bias(std::vector<TokenBias> biases, std::string_view parameter = "logit_bias");
 // Fails, naming `parameter`, when a logit_bias id is not below `vocab` (the tokenizer's).
